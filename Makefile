@@ -1,0 +1,40 @@
+# make demo | make test | make bench: each creates .venv and installs what it needs.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+
+.PHONY: demo test test-cpu test-gpu bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+
+$(VENV)/.installed-base: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install -q -e .
+	touch $@
+
+$(VENV)/.installed-test: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install -q -e '.[test]'
+	touch $@
+
+$(VENV)/.installed-bench: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install -q -e '.[test,bench]'
+	touch $@
+
+demo: $(VENV)/.installed-base
+	$(BIN)/seqsift demo
+
+# The whole suite with the JIT on, then the GPU kernels under the CUDA simulator.
+test: test-cpu test-gpu
+
+test-cpu: $(VENV)/.installed-test
+	$(BIN)/python -m pytest -m "not cuda"
+
+test-gpu: $(VENV)/.installed-test
+	NUMBA_ENABLE_CUDASIM=1 $(BIN)/python -m pytest -m cuda
+
+bench: $(VENV)/.installed-bench
+	$(BIN)/python benchmarks/bench_find.py
+
+clean:
+	rm -rf $(VENV) build src/*.egg-info bench-data

@@ -1,0 +1,22 @@
+"""seqsift: find patterns in large data fast, on CPUs, NVIDIA GPUs and Dask clusters.
+
+Importing this package never touches CUDA; GPU code is imported only when a
+cuda backend is asked for.
+"""
+
+__version__ = "0.1.0"
+
+from seqsift.errors import BackendUnavailable, FormatError, InputError, SeqsiftError
+from seqsift.find.api import RecordHits, find, find_count, find_records
+
+__all__ = [
+    "__version__",
+    "BackendUnavailable",
+    "FormatError",
+    "InputError",
+    "RecordHits",
+    "SeqsiftError",
+    "find",
+    "find_count",
+    "find_records",
+]

@@ -1,0 +1,5 @@
+"""`python -m seqsift` runs the command line."""
+
+from seqsift.cli import entry
+
+entry()

@@ -1,0 +1,70 @@
+"""Choose where kernels run: "auto" | "cpu" | "cuda", probing the GPU once per process."""
+
+from __future__ import annotations
+
+import functools
+import os
+
+from seqsift.errors import BackendUnavailable, UsageError
+
+BACKENDS = ("auto", "cpu", "cuda")
+
+
+@functools.cache
+def cuda_status() -> tuple[bool, str]:
+    """(usable, description): a real GPU, or the CUDA simulator when NUMBA_ENABLE_CUDASIM=1."""
+    try:
+        from numba import cuda
+    except ImportError as exc:  # numba-cuda not installed
+        return False, f"numba-cuda is not installed ({exc}); pip install 'seqsift[cuda]'"
+    try:
+        if not cuda.is_available():
+            return False, "no usable NVIDIA GPU or CUDA driver was found"
+        if _simulated():
+            return True, "CUDA simulator (NUMBA_ENABLE_CUDASIM=1)"
+        dev = cuda.get_current_device()
+        name = dev.name.decode() if isinstance(dev.name, bytes) else str(dev.name)
+        return True, f"{name} (compute capability {dev.compute_capability[0]}.{dev.compute_capability[1]})"
+    except Exception as exc:  # a broken driver install raises many kinds of errors
+        return False, f"CUDA could not be initialised: {exc}"
+
+
+def _simulated() -> bool:
+    return os.environ.get("NUMBA_ENABLE_CUDASIM", "0") not in ("", "0")
+
+
+def resolve(name: str) -> str:
+    """Turn a backend name into "cpu" or "cuda"; "auto" takes a real GPU when there is one."""
+    if name not in BACKENDS:
+        raise UsageError(f"backend {name!r} is not one of {', '.join(BACKENDS)}")
+    if name == "cpu":
+        return "cpu"
+    usable, why = cuda_status()
+    if name == "cuda":
+        if not usable:
+            raise BackendUnavailable(f"--backend cuda: {why}; use --backend cpu or auto")
+        return "cuda"
+    return "cuda" if usable and not _simulated() else "cpu"
+
+
+def describe(resolved: str) -> str:
+    """A short device description for provenance lines."""
+    if resolved == "cuda":
+        return cuda_status()[1]
+    return f"cpu ({os.cpu_count()} cores)"
+
+
+def default_threads() -> int:
+    """All cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1
+
+
+def check_threads(threads: int | None) -> int:
+    if threads is None:
+        return default_threads()
+    if not isinstance(threads, int) or threads < 1:
+        raise UsageError(f"threads={threads!r}: give a whole number of at least 1")
+    return threads

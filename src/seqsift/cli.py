@@ -1,0 +1,111 @@
+"""The `seqsift` command: one subcommand per engine, one place that maps errors to exit codes.
+
+Exit status: 0 found, 1 nothing found, 2 usage or input error, 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import signal
+import sys
+import traceback
+
+from seqsift import __version__
+from seqsift import backend as backends
+from seqsift.errors import SeqsiftError
+
+EXIT_FOUND, EXIT_NONE, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
+_SIZE = re.compile(r"^\s*(\d+)\s*([kKmMgGtT]?)(i?[bB])?\s*$")
+
+
+def parse_size(text: str) -> int:
+    """'64M', '1G', '4096' -> bytes (binary multiples)."""
+    match = _SIZE.match(text)
+    if not match or int(match.group(1)) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a size: use a number with an optional K, M or G, e.g. 64M")
+    return int(match.group(1)) << (10 * " KMGT".index(match.group(2).upper() or " "))
+
+
+def positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of at least 1")
+    return value
+
+
+def common_options() -> argparse.ArgumentParser:
+    """Options every subcommand takes."""
+    p = argparse.ArgumentParser(add_help=False)
+    g = p.add_argument_group("common options")
+    g.add_argument("-t", "--threads", type=positive_int, default=backends.default_threads(),
+                   help="CPU threads (default: all %(default)s cores)")
+    g.add_argument("-o", "--output", metavar="FILE", help="write results to FILE (default: standard output)")
+    g.add_argument("-q", "--quiet", action="store_true", help="no progress bar or messages on stderr")
+    g.add_argument("--backend", choices=backends.BACKENDS, default="auto",
+                   help="where kernels run; auto takes a GPU when one is usable (default: %(default)s)")
+    g.add_argument("--debug", action="store_true", help="show tracebacks of internal errors")
+    return p
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from seqsift import demo
+    from seqsift.find import command as find_command
+
+    parser = argparse.ArgumentParser(prog="seqsift", description="Find patterns in large data fast.")
+    parser.add_argument("--version", action="version", version=f"seqsift {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    parent = common_options()
+    for module in (find_command, demo):
+        module.add_parser(sub, parent)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse: --help/--version exit 0, usage errors exit 2
+        return int(exc.code or 0)
+    try:
+        return args.run(args)
+    except KeyboardInterrupt:
+        sys.stderr.write("seqsift: interrupted\n")
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:  # e.g. `seqsift find ... | head`: stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 128 + signal.SIGPIPE
+    except SeqsiftError as exc:
+        sys.stderr.write(f"seqsift {args.command}: error: {exc}\n")
+        return EXIT_ERROR
+    except Exception as exc:
+        if getattr(args, "debug", False):
+            traceback.print_exc()
+        else:
+            sys.stderr.write(f"seqsift {args.command}: internal error: {exc!r} (run with --debug for details)\n")
+        return EXIT_ERROR
+
+
+def warn(args: argparse.Namespace, message: str) -> None:
+    """A message on stderr unless -q (errors are always shown)."""
+    if not getattr(args, "quiet", False):
+        sys.stderr.write(f"seqsift {args.command}: {message}\n")
+
+
+def entry() -> None:
+    """Console-script entry. After Ctrl-C a reader thread may still be blocked in read() on a
+    pipe, holding its lock; exit without waiting for it (outputs were already cleaned up)."""
+    code = main()
+    if code == EXIT_INTERRUPTED:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        os._exit(code)
+    sys.exit(code)

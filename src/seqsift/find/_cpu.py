@@ -1,0 +1,197 @@
+"""CPU kernels: filter on four probe bytes 32 positions at a time, verify, hand over to KMP.
+
+The seed's data-parallel KMP splits the candidate start positions into equal
+partitions, one per work item, each reading P-1 bytes past its end and
+reporting only matches that start inside it. Here a work item is a list of
+candidate-start ranges (one per FASTA record piece, or one per chunk), cut so
+that every item holds the same number of starts, and items run on a thread
+pool with the GIL released. Inside a range the fast path tests four spread,
+rare pattern bytes for 32 positions with one vector compare each; survivors are
+verified byte by byte. When verification costs more than a couple of bytes per
+text byte (repetitive text: `a`*1000 in `a`*20M), the range hands over to the
+KMP automaton until the automaton returns to state 0, so the worst case stays
+linear.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import Executor
+
+import numpy as np
+from numba import njit, uint64
+
+from seqsift.find._intrinsics import cttz64, eq_mask32
+from seqsift.find.kmp import kmp_step
+from seqsift.find.plan import SearchPlan
+
+# Verification may cost COST_PER_BYTE bytes compared per text byte, plus COST_SLACK, before KMP takes over.
+COST_PER_BYTE = 2
+COST_SLACK = 4096
+# A KMP stretch lasts at least this many bytes before the filter is tried again.
+KMP_MIN_STRETCH = 1 << 16
+# Work items per thread: more than one evens out ranges that take longer (repeats, many hits).
+ITEMS_PER_THREAD = 4
+# Below this many candidate starts, one work item: the thread hand-off would cost more.
+MIN_STARTS_TO_SPLIT = 1 << 20
+
+_kmp_step = njit(inline="always", nogil=True, boundscheck=False)(kmp_step)
+
+
+@njit(nogil=True, boundscheck=False, cache=True)
+def _matches(text, s, pattern):
+    """(is a match at s, bytes compared)."""
+    m = pattern.size
+    for q in range(m):
+        if text[s + q] != pattern[q]:
+            return False, q + 1
+    return True, m
+
+
+@njit(nogil=True, boundscheck=False, cache=True)
+def _kmp_stretch(text, pattern, fail, start, hi, out, n, store):
+    """Run the automaton from `start` (state 0) over starts < hi until it is back in state 0
+    after at least KMP_MIN_STRETCH bytes. Returns (n, next start, output full)."""
+    m = pattern.size
+    end = hi + m - 1
+    q = 0
+    j = start
+    while j < end:
+        q = _kmp_step(q, text[j], pattern, fail)
+        if q == m:
+            s = j - m + 1
+            if store:
+                if n == out.size:
+                    return n, s, True
+                out[n] = s
+            n += 1
+            q = fail[m - 1]
+        j += 1
+        if q == 0 and j - start >= KMP_MIN_STRETCH:
+            break
+    return n, j, False
+
+
+@njit(nogil=True, boundscheck=False, cache=True)
+def _scan_range(text, pattern, fail, probes, lo, hi, out, n, store):
+    """Matches starting in [lo, hi); text holds at least hi + m - 1 bytes.
+    Returns (n, resume): resume == hi when done, else the start where `out` filled up."""
+    base = uint64(text.ctypes.data)
+    a0 = base + uint64(probes[0])
+    a1 = base + uint64(probes[1])
+    a2 = base + uint64(probes[2])
+    a3 = base + uint64(probes[3])
+    b0 = pattern[probes[0]]
+    b1 = pattern[probes[1]]
+    b2 = pattern[probes[2]]
+    b3 = pattern[probes[3]]
+    i = lo
+    mark = lo
+    cost = 0
+    while i < hi:
+        if i + 32 <= hi:
+            u = uint64(i)
+            mask = uint64(eq_mask32(a0 + u, b0) & eq_mask32(a1 + u, b1) & eq_mask32(a2 + u, b2) & eq_mask32(a3 + u, b3))
+            nxt = i + 32
+        else:
+            mask = uint64(0)
+            for j in range(hi - i):
+                if (text[i + probes[0] + j] == b0) & (text[i + probes[1] + j] == b1) & (text[i + probes[2] + j] == b2) & (text[i + probes[3] + j] == b3):
+                    mask |= uint64(1) << uint64(j)
+            nxt = hi
+        while mask != 0:
+            s = i + np.int64(cttz64(mask))
+            mask &= mask - uint64(1)
+            hit, compared = _matches(text, s, pattern)
+            cost += compared
+            if hit:
+                if store:
+                    if n == out.size:
+                        return n, s
+                    out[n] = s
+                n += 1
+            if cost > COST_PER_BYTE * (s - mark) + COST_SLACK:
+                n, nxt, full = _kmp_stretch(text, pattern, fail, s + 1, hi, out, n, store)
+                if full:
+                    return n, nxt
+                mark = nxt
+                cost = 0
+                break
+        i = nxt
+    return n, hi
+
+
+@njit(nogil=True, boundscheck=False, cache=True)
+def _scan_ranges(text, pattern, fail, probes, los, his, k, resume, out, store):
+    """Scan ranges k.. of (los, his), the first from `resume`. Returns (n, k, resume) where
+    k == len(los) when done, else where `out` filled up."""
+    n = 0
+    while k < los.size:
+        lo = max(los[k], resume)
+        n, stop = _scan_range(text, pattern, fail, probes, lo, his[k], out, n, store)
+        if stop < his[k]:
+            return n, k, stop
+        k += 1
+        resume = 0
+    return n, k, 0
+
+
+def partition(los: np.ndarray, his: np.ndarray, parts: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Cut candidate-start ranges into `parts` work items holding equal numbers of starts (in order)."""
+    sizes = his - los
+    total = int(sizes.sum())
+    if parts <= 1 or total < MIN_STARTS_TO_SPLIT:
+        return [(los, his)]
+    cum = np.concatenate(([0], np.cumsum(sizes)))
+    cuts = [total * p // parts for p in range(parts + 1)]
+    items = []
+    for c0, c1 in zip(cuts[:-1], cuts[1:]):
+        r0 = int(np.searchsorted(cum, c0, "right")) - 1
+        r1 = int(np.searchsorted(cum, c1, "left"))
+        lo = los[r0:r1].copy()
+        hi = his[r0:r1].copy()
+        lo[0] += c0 - cum[r0]
+        hi[-1] -= cum[r1] - c1
+        items.append((lo, hi))
+    return items
+
+
+class CpuSearcher:
+    """Counts or locates one pattern in text ranges, on `threads` threads of a shared pool."""
+
+    def __init__(self, plan: SearchPlan, threads: int, pool: Executor | None):
+        self.plan = plan
+        self.threads = threads
+        self.pool = pool if threads > 1 else None
+
+    def count(self, text: np.ndarray, los: np.ndarray, his: np.ndarray) -> int:
+        return sum(self._map(self._count_item, text, los, his))
+
+    def positions(self, text: np.ndarray, los: np.ndarray, his: np.ndarray) -> np.ndarray:
+        found = self._map(self._positions_item, text, los, his)
+        return np.concatenate(found) if found else np.empty(0, np.int64)
+
+    def _map(self, fn, text, los, his):
+        items = partition(los, his, self.threads * ITEMS_PER_THREAD)
+        if self.pool is None or len(items) == 1:
+            return [fn(text, lo, hi) for lo, hi in items]
+        return list(self.pool.map(lambda item: fn(text, *item), items))
+
+    def _count_item(self, text, los, his) -> int:
+        p = self.plan
+        n, _, _ = _scan_ranges(text, p.pattern, p.fail, p.probes, los, his, 0, 0, _NO_OUTPUT, False)
+        return n
+
+    def _positions_item(self, text, los, his) -> np.ndarray:
+        p = self.plan
+        pieces = []
+        k, resume, capacity = 0, 0, 1024
+        while True:
+            out = np.empty(capacity, np.int64)
+            n, k, resume = _scan_ranges(text, p.pattern, p.fail, p.probes, los, his, k, resume, out, True)
+            pieces.append(out[:n])
+            if k == los.size:
+                return pieces[0] if len(pieces) == 1 else np.concatenate(pieces)
+            capacity = min(capacity * 4, 1 << 24)
+
+
+_NO_OUTPUT = np.empty(0, np.int64)

@@ -1,0 +1,41 @@
+"""Two CPU instructions Numba's public API lacks, written as LLVM IR through numba.extending.
+
+eq_mask32 is a 32-byte compare followed by a byte movemask (vpcmpeqb +
+vpmovmskb on AVX2): Numba cannot express the movemask, and the scratch-buffer
+substitute ran at half the speed here (see docs/benchmarks.md). LLVM lowers
+the same IR to whatever vector unit the CPU has, so it stays portable.
+"""
+
+from llvmlite import ir
+from numba import types
+from numba.extending import intrinsic
+
+_I8 = ir.IntType(8)
+_I32 = ir.IntType(32)
+_VEC = ir.VectorType(_I8, 32)
+
+
+@intrinsic
+def eq_mask32(typingctx, address, byte):
+    """Bit j of the result is set when the byte at address + j equals `byte` (unaligned load)."""
+    sig = types.uint32(types.uint64, types.uint8)
+
+    def codegen(context, builder, signature, args):
+        addr, value = args
+        data = builder.load(builder.inttoptr(addr, _VEC.as_pointer()), align=1)
+        lane0 = builder.insert_element(ir.Constant(_VEC, ir.Undefined), value, ir.Constant(_I32, 0))
+        splat = builder.shuffle_vector(lane0, ir.Constant(_VEC, ir.Undefined), ir.Constant(ir.VectorType(_I32, 32), [0] * 32))
+        return builder.bitcast(builder.icmp_unsigned("==", data, splat), _I32)
+
+    return sig, codegen
+
+
+@intrinsic
+def cttz64(typingctx, x):
+    """Count of trailing zero bits (the index of the lowest set bit); x must be non-zero."""
+    sig = types.uint64(types.uint64)
+
+    def codegen(context, builder, signature, args):
+        return builder.cttz(args[0], ir.Constant(ir.IntType(1), 1))
+
+    return sig, codegen

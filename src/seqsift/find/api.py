@@ -1,0 +1,320 @@
+"""Public exact-search API: validate, encode, dispatch to a backend, wrap the results.
+
+`FindJob` is the one place that turns a pattern and a source into per-chunk
+results; the Python functions below and the CLI both go through it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import BinaryIO, Callable, Iterator, Union
+
+import numpy as np
+
+from seqsift import backend as backends
+from seqsift.errors import UsageError
+from seqsift.find.plan import SearchPlan, make_plan, reverse_complement
+from seqsift.io.chunks import ArrayStream, ChunkReader, iter_chunks
+from seqsift.io.fastx import FOLD, SequenceBatch, read_batches
+from seqsift.io.openers import display_name, open_binary
+
+DEFAULT_CHUNK_SIZE = 64 << 20
+SAMPLE_BYTES = 1 << 20
+Source = Union[bytes, bytearray, memoryview, np.ndarray, str, os.PathLike, BinaryIO]
+Progress = Callable[[int], None]
+
+
+@dataclass(frozen=True)
+class RecordHits:
+    """Occurrences in FASTA/FASTQ records: record name, 0-based leftmost forward position, strand."""
+
+    record: np.ndarray  # object array of str
+    position: np.ndarray  # int64
+    strand: np.ndarray  # '<U1', '+' or '-'
+
+    def __len__(self) -> int:
+        return int(self.position.size)
+
+    def __iter__(self):
+        return zip(self.record.tolist(), self.position.tolist(), self.strand.tolist())
+
+    @staticmethod
+    def concat(parts: list["RecordHits"]) -> "RecordHits":
+        if not parts:
+            return RecordHits(np.empty(0, object), np.empty(0, np.int64), np.empty(0, "<U1"))
+        return RecordHits(*(np.concatenate([getattr(p, f) for p in parts]) for f in ("record", "position", "strand")))
+
+
+def as_pattern(pattern: bytes | bytearray | memoryview | str, hex: bool = False) -> bytes:
+    """The pattern as bytes; str is UTF-8 (or hex digits with hex=True). Empty is an error."""
+    if hex:
+        text = pattern.decode() if isinstance(pattern, (bytes, bytearray)) else str(pattern)
+        try:
+            pattern = bytes.fromhex(text)
+        except ValueError:
+            raise UsageError(f"pattern {text!r} is not valid hex: give pairs of hex digits, e.g. 4d5a9000") from None
+    elif isinstance(pattern, str):
+        pattern = pattern.encode()
+    elif isinstance(pattern, (bytes, bytearray, memoryview)):
+        pattern = bytes(pattern)
+    else:
+        raise UsageError(f"pattern must be bytes or str, not {type(pattern).__name__}")
+    if not pattern:
+        raise UsageError("the pattern is empty: give at least one byte")
+    return pattern
+
+
+def sequence_pattern(pattern: bytes) -> bytes:
+    """Upper-case a pattern for record search; only sequence letters, '*' and '-' may match there."""
+    folded = pattern.translate(FOLD)
+    bad = next((chr(pattern[i]) for i, c in enumerate(folded) if c == 0 or c in b"\r\n \t"), None)
+    if bad is not None:
+        raise UsageError(f"pattern {pattern!r} has {bad!r}: with --fasta a pattern holds sequence letters only")
+    return folded
+
+
+def _memory_view(source: Source) -> np.ndarray | None:
+    """A zero-copy uint8 view of an in-memory source, or None for paths and streams."""
+    if isinstance(source, np.ndarray):
+        if source.dtype != np.uint8 or source.ndim != 1:
+            raise UsageError(f"an array source must be 1-D uint8, not {source.ndim}-D {source.dtype}")
+        return source
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        return np.frombuffer(memoryview(source).cast("B"), np.uint8)
+    return None
+
+
+class FindJob:
+    """One pattern, one backend, one thread pool; searches any number of sources in turn."""
+
+    def __init__(
+        self,
+        pattern: bytes,
+        *,
+        backend: str = "auto",
+        threads: int | None = None,
+        chunk_size: int = DEFAULT_CHUNK_SIZE,
+        gpu_config=None,
+    ):
+        self.pattern = pattern
+        self.threads = backends.check_threads(threads)
+        if chunk_size < 1:
+            raise UsageError(f"chunk size {chunk_size} must be at least 1 byte")
+        # A chunk must hold several pattern lengths for the P-1 overlap to stay a small cost.
+        self.chunk_size = max(chunk_size, 4 * len(pattern))
+        self.backend = backends.resolve(backend)
+        if backend == "auto" and self.backend == "cuda" and len(pattern) > _gpu_max_pattern():
+            self.backend = "cpu"
+        self.gpu_config = gpu_config
+        self._pool = ThreadPoolExecutor(self.threads, thread_name_prefix="seqsift") if self.threads > 1 else None
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+
+    def __enter__(self) -> "FindJob":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # -- raw bytes ---------------------------------------------------------------------------
+    def offsets(self, source: Source, count_only: bool, progress: Progress | None = None) -> Iterator[np.ndarray | int]:
+        """Per chunk, in order: the absolute offsets of matches (int64 array), or their count."""
+        m = len(self.pattern)
+        data = _memory_view(source)
+        if self.backend == "cuda":
+            with self._reader(source, data) as reader:
+                yield from self._gpu_offsets(reader, count_only, progress)
+            return
+        searcher = None
+        for base, chunk in self._cpu_chunks(source, data):
+            if searcher is None:
+                searcher = self._cpu_searcher(make_plan(self.pattern, chunk[:SAMPLE_BYTES]))
+            los, his = _whole_chunk(chunk.size, m)
+            if count_only:
+                yield searcher.count(chunk, los, his)
+            else:
+                yield searcher.positions(chunk, los, his) + base
+            if progress:
+                progress(max(chunk.size - (m - 1), 0) if base else chunk.size)
+
+    def _cpu_chunks(self, source: Source, data: np.ndarray | None) -> Iterator[tuple[int, np.ndarray]]:
+        if data is not None:  # in memory: chunks are views, nothing is copied
+            step = self.chunk_size
+            for base in range(0, max(data.size - len(self.pattern) + 1, 1), step):
+                yield base, data[base : base + step + len(self.pattern) - 1]
+            return
+        with self._reader(source, None) as reader:
+            yield from iter_chunks(reader)
+
+    @contextlib.contextmanager
+    def _reader(self, source: Source, data: np.ndarray | None) -> Iterator[ChunkReader]:
+        """A ChunkReader over any source; a file opened here from a path is closed after."""
+        overlap = len(self.pattern) - 1
+        if data is not None:
+            yield ChunkReader(ArrayStream(data), self.chunk_size, overlap, "(memory)")
+        elif isinstance(source, (str, os.PathLike)):
+            stream = open_binary(source)
+            try:
+                yield ChunkReader(stream, self.chunk_size, overlap, display_name(source))
+            finally:
+                if stream is not sys.stdin.buffer:
+                    stream.close()
+        elif hasattr(source, "readinto"):
+            yield ChunkReader(source, self.chunk_size, overlap, getattr(source, "name", "(stream)"))
+        elif hasattr(source, "read"):
+            yield ChunkReader(io.BufferedReader(_ReadOnly(source)), self.chunk_size, overlap, "(stream)")
+        else:
+            raise UsageError(f"cannot search a {type(source).__name__}: give bytes, a numpy uint8 array, a path or a binary file")
+
+    def _gpu_offsets(self, reader: ChunkReader, count_only: bool, progress: Progress | None):
+        searcher = self._gpu_searcher(make_plan(self.pattern))
+        for base, count, positions in searcher.run(reader.fill, reader.buffer_size, store=not count_only):
+            yield count if count_only else positions + base
+            if progress:
+                progress(reader.chunk_size)
+
+    # -- FASTA/FASTQ records -----------------------------------------------------------------
+    def record_hits(
+        self, source: str | os.PathLike, revcomp: bool, count_only: bool, progress: Progress | None = None
+    ) -> Iterator[RecordHits | int]:
+        """Per batch of records, in order: RecordHits sorted by record, position, strand; or a count."""
+        forward = sequence_pattern(self.pattern)
+        strands = [("+", forward)]
+        if revcomp:
+            strands.append(("-", reverse_complement(forward)))
+        m = len(forward)
+        searchers = None
+        for batch in read_batches(source, self.chunk_size, overlap=m - 1):
+            if searchers is None:
+                searchers = [(s, self._record_searcher(make_plan(p, batch.seq[:SAMPLE_BYTES]))) for s, p in strands]
+            found = [(s, search(batch, m, count_only)) for s, search in searchers]
+            if count_only:
+                yield sum(f for _, f in found)
+            else:
+                yield _record_hits(batch, found)
+            if progress:
+                progress(int(batch.seq.size))
+
+    def _record_searcher(self, plan: SearchPlan):
+        """A function (batch, m, count_only) -> count or flat positions of matches inside pieces."""
+        if self.backend == "cuda":
+            gpu = self._gpu_searcher(plan)
+
+            def search_gpu(batch: SequenceBatch, m: int, count_only: bool):
+                reader = ChunkReader(ArrayStream(batch.seq), max(batch.seq.size, 1), m - 1)
+                pos = np.concatenate([p + b for b, _, p in gpu.run(reader.fill, reader.buffer_size, True)] or [np.empty(0, np.int64)])
+                piece = np.searchsorted(batch.bounds, pos, "right") - 1
+                pos = pos[pos + m <= batch.bounds[piece + 1]]  # drop matches spanning two pieces
+                return pos.size if count_only else pos
+
+            return search_gpu
+        cpu = self._cpu_searcher(plan)
+
+        def search_cpu(batch: SequenceBatch, m: int, count_only: bool):
+            los, his = batch.bounds[:-1], batch.bounds[1:] - m + 1
+            keep = his > los
+            los, his = los[keep], his[keep]
+            return cpu.count(batch.seq, los, his) if count_only else cpu.positions(batch.seq, los, his)
+
+        return search_cpu
+
+    def _cpu_searcher(self, plan: SearchPlan):
+        from seqsift.find._cpu import CpuSearcher
+
+        return CpuSearcher(plan, self.threads, self._pool)
+
+    def _gpu_searcher(self, plan: SearchPlan):
+        from seqsift.find._gpu import GpuConfig, GpuSearcher
+
+        return GpuSearcher(plan, self.gpu_config or GpuConfig())
+
+
+def _gpu_max_pattern() -> int:
+    from seqsift.find._gpu import MAX_PATTERN
+
+    return MAX_PATTERN
+
+
+def _whole_chunk(n: int, m: int) -> tuple[np.ndarray, np.ndarray]:
+    if n < m:
+        return np.empty(0, np.int64), np.empty(0, np.int64)
+    return np.zeros(1, np.int64), np.array([n - m + 1], np.int64)
+
+
+def _record_hits(batch: SequenceBatch, found: list[tuple[str, np.ndarray]]) -> RecordHits:
+    flat = np.concatenate([pos for _, pos in found])
+    strand = np.concatenate([np.full(pos.size, s, "<U1") for s, pos in found])
+    order = np.lexsort((strand, flat))
+    flat, strand = flat[order], strand[order]
+    piece = np.searchsorted(batch.bounds, flat, "right") - 1
+    names = np.asarray(batch.names, dtype=object)
+    return RecordHits(names[piece], batch.start[piece] + flat - batch.bounds[piece], strand)
+
+
+class _ReadOnly(io.RawIOBase):
+    """Adapts an object with only read() to readinto(), for io.BufferedReader."""
+
+    def __init__(self, f):
+        self.f = f
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b) -> int:
+        data = self.f.read(len(b))
+        b[: len(data)] = data
+        return len(data)
+
+
+# -- the public functions ------------------------------------------------------------------------
+def find(
+    pattern: bytes | str,
+    source: Source,
+    *,
+    backend: str = "auto",
+    threads: int | None = None,
+    chunk_size: int = DEFAULT_CHUNK_SIZE,
+) -> np.ndarray:
+    """0-based offsets (int64, ascending) of every occurrence of pattern in source, overlapping ones included.
+
+    source: bytes-like or a 1-D uint8 array (searched in place), a path (str or PathLike;
+    '-' is stdin) or a binary file object (streamed in chunks of chunk_size bytes).
+    """
+    with FindJob(as_pattern(pattern), backend=backend, threads=threads, chunk_size=chunk_size) as job:
+        parts = list(job.offsets(source, count_only=False))
+    return np.concatenate(parts) if parts else np.empty(0, np.int64)
+
+
+def find_count(
+    pattern: bytes | str,
+    source: Source,
+    *,
+    backend: str = "auto",
+    threads: int | None = None,
+    chunk_size: int = DEFAULT_CHUNK_SIZE,
+) -> int:
+    """The number of occurrences find() would return, without materialising their positions."""
+    with FindJob(as_pattern(pattern), backend=backend, threads=threads, chunk_size=chunk_size) as job:
+        return int(sum(job.offsets(source, count_only=True)))
+
+
+def find_records(
+    pattern: bytes | str,
+    source: str | os.PathLike,
+    *,
+    revcomp: bool = False,
+    backend: str = "auto",
+    threads: int | None = None,
+    chunk_size: int = DEFAULT_CHUNK_SIZE,
+) -> RecordHits:
+    """Occurrences in the sequences of a FASTA/FASTQ file (plain, gz, bz2, xz), case-insensitive,
+    never spanning two records; with revcomp=True also the reverse complement, on strand '-'."""
+    with FindJob(as_pattern(pattern), backend=backend, threads=threads, chunk_size=chunk_size) as job:
+        return RecordHits.concat(list(job.record_hits(source, revcomp, count_only=False)))

@@ -1,0 +1,107 @@
+"""`seqsift find`: the exact-search subcommand (argument parsing and output only)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from seqsift import __version__
+from seqsift import backend as backends
+from seqsift.errors import InputError, UsageError
+from seqsift.find.api import DEFAULT_CHUNK_SIZE, FindJob, as_pattern
+from seqsift.io.openers import STDIN, check_readable
+from seqsift.io.writers import RowWriter, atomic_output
+from seqsift.progress import Progress
+
+
+def add_parser(sub, parent: argparse.ArgumentParser) -> None:
+    from seqsift.cli import parse_size
+
+    p = sub.add_parser(
+        "find",
+        parents=[parent],
+        help="every occurrence of a pattern in files (data-parallel KMP)",
+        description="Report every occurrence of PATTERN, overlapping ones included, as path<TAB>offset "
+        "(0-based byte offset). Exit status: 0 found, 1 none, 2 error.",
+    )
+    p.add_argument("pattern", metavar="PATTERN")
+    p.add_argument("files", metavar="FILE", nargs="*", help="files to search; none or - reads standard input")
+    p.add_argument("-c", "--count", action="store_true", help="print path<TAB>count per file instead")
+    p.add_argument("--hex", action="store_true", help="PATTERN is hex digits, e.g. 4d5a9000")
+    p.add_argument("--fasta", action="store_true",
+                   help="search the sequences of FASTA/FASTQ records (plain/gz/bz2/xz), case-insensitive, "
+                   "line breaks ignored; output path<TAB>record<TAB>position<TAB>strand")
+    p.add_argument("--revcomp", action="store_true", help="with --fasta, also report the reverse complement on strand -")
+    p.add_argument("--json", action="store_true", help="JSON Lines output, opening with a provenance object")
+    p.add_argument("--chunk-size", type=parse_size, default=DEFAULT_CHUNK_SIZE, metavar="SIZE",
+                   help="bytes read at a time; bounds memory (default: 64M)")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from seqsift.cli import EXIT_ERROR, EXIT_FOUND, EXIT_NONE, warn
+
+    if args.revcomp and not args.fasta:
+        raise UsageError("--revcomp needs --fasta: reverse complements are of sequence records")
+    pattern = as_pattern(args.pattern, hex=args.hex)
+    files = args.files or [STDIN]
+    if args.count:
+        fields = ("path", "count")
+    elif args.fasta:
+        fields = ("path", "record", "position", "strand")
+    else:
+        fields = ("path", "offset")
+    failed = False
+    found = False
+    with FindJob(pattern, backend=args.backend, threads=args.threads, chunk_size=args.chunk_size) as job, \
+            atomic_output(args.output) as out:
+        provenance = {"seqsift": __version__, "command": ["seqsift", *sys.argv[1:]], "backend": job.backend,
+                      "device": backends.describe(job.backend), "threads": job.threads}
+        writer = RowWriter(out, fields, "json" if args.json else "tsv", provenance)
+        for path in files:
+            try:
+                check_readable(path)
+            except InputError as exc:  # named now, the other files still searched, exit 2 at the end
+                sys.stderr.write(f"seqsift find: error: {exc}\n")
+                failed = True
+                continue
+            n = _search_one(job, path, args, writer)
+            found = found or n > 0
+    if found and not args.quiet and args.output:
+        warn(args, f"results written to {args.output}")
+    return EXIT_ERROR if failed else EXIT_FOUND if found else EXIT_NONE
+
+
+def _search_one(job: FindJob, path: str, args: argparse.Namespace, writer: RowWriter) -> int:
+    """Search one file, writing its rows as they come; returns the number of occurrences."""
+    total = None if args.fasta else _size_or_none(path)  # --fasta counts bases, not file bytes
+    progress = Progress(f"find {path}", total, enabled=not args.quiet)
+    if args.fasta:
+        parts = job.record_hits(path, args.revcomp, args.count, progress.advance)
+    else:
+        parts = job.offsets(path, args.count, progress.advance)
+    n = 0
+    try:
+        for part in parts:
+            if args.count:
+                n += part
+            else:
+                n += len(part)
+                if args.fasta:
+                    writer.write_rows((path, r, p, s) for r, p, s in part)
+                else:
+                    writer.write_rows((path, o) for o in part.tolist())
+    finally:
+        progress.close()
+    if args.count:
+        writer.write_rows([(path, n)])
+    return n
+
+
+def _size_or_none(path: str) -> int | None:
+    import os
+
+    try:
+        return os.path.getsize(path) if path != STDIN else None
+    except OSError:
+        return None

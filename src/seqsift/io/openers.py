@@ -1,0 +1,85 @@
+"""Open inputs by path or '-' (stdin), with errors that name the path.
+
+Compression is recognised by magic bytes, not by file name, so a gzipped file
+named .fa still reads and a plain file named .gz is not misread.
+"""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import io
+import lzma
+import os
+import stat
+import sys
+import zlib
+from typing import BinaryIO
+
+from seqsift.errors import FormatError, InputError
+
+STDIN = "-"
+_MAGIC = ((b"\x1f\x8b", "gzip"), (b"BZh", "bzip2"), (b"\xfd7zXZ\x00", "xz"))
+DECOMPRESSION_ERRORS = (EOFError, OSError, zlib.error, lzma.LZMAError, ValueError)
+
+
+def display_name(path: str | os.PathLike) -> str:
+    return "(standard input)" if str(path) == STDIN else os.fspath(path)
+
+
+def check_readable(path: str | os.PathLike) -> None:
+    """Raise InputError unless path is stdin or a regular, readable file (no side effects)."""
+    if str(path) == STDIN:
+        return
+    p = os.fspath(path)
+    try:
+        st = os.stat(p)
+    except FileNotFoundError:
+        raise InputError(p, "no such file") from None
+    except OSError as exc:
+        raise InputError(p, exc.strerror or str(exc)) from None
+    if stat.S_ISDIR(st.st_mode):
+        raise InputError(p, "is a directory")
+    if not os.access(p, os.R_OK):
+        raise InputError(p, "permission denied")
+
+
+def open_binary(path: str | os.PathLike) -> BinaryIO:
+    """An unbuffered-ish binary stream for a path or '-', for readinto-based chunking."""
+    check_readable(path)
+    if str(path) == STDIN:
+        return sys.stdin.buffer
+    p = os.fspath(path)
+    try:
+        return open(p, "rb", buffering=0)
+    except OSError as exc:
+        raise InputError(p, exc.strerror or str(exc)) from None
+
+
+def sniff_compression(head: bytes) -> str | None:
+    for magic, name in _MAGIC:
+        if head.startswith(magic):
+            return name
+    return None
+
+
+def open_decompressed(path: str | os.PathLike) -> BinaryIO:
+    """A binary stream of the decompressed content of a plain, gzip, bzip2 or xz file or stdin."""
+    raw = open_binary(path)
+    buffered = raw if isinstance(raw, io.BufferedReader) else io.BufferedReader(raw, 1 << 20)
+    kind = sniff_compression(buffered.peek(6)[:6])
+    if kind == "gzip":
+        return gzip.GzipFile(fileobj=buffered, mode="rb")
+    if kind == "bzip2":
+        return bz2.BZ2File(buffered, mode="rb")
+    if kind == "xz":
+        return lzma.LZMAFile(buffered, mode="rb")
+    return buffered
+
+
+def read_or_raise(stream: BinaryIO, size: int, path: str, line: int = 0) -> bytes:
+    """stream.read(size), turning a decompression failure into a FormatError naming the file."""
+    try:
+        return stream.read(size)
+    except DECOMPRESSION_ERRORS as exc:
+        raise FormatError(display_name(path), line, f"cannot read or decompress: {exc}") from None

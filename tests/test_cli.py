@@ -1,0 +1,142 @@
+"""`seqsift find` as a user runs it: output formats, exit codes, errors, atomic output, Ctrl-C."""
+
+import gzip
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from seqsift.cli import main
+from tests import naive
+from tests.conftest import shared_file
+
+
+def run(capsysbinary, *argv):
+    code = main(["find", "-q", *argv])
+    out, err = capsysbinary.readouterr()
+    return code, out.decode(), err.decode()
+
+
+@pytest.fixture
+def files(tmp_path):
+    a = tmp_path / "a.txt"
+    a.write_bytes(b"abcabcab\x00abc")
+    b = tmp_path / "b.txt"
+    b.write_bytes(b"xyz")
+    return a, b
+
+
+def test_offsets_count_and_exit_status(capsysbinary, files):
+    a, b = files
+    code, out, _ = run(capsysbinary, "abc", str(a), str(b))
+    assert code == 0 and out == f"{a}\t0\n{a}\t3\n{a}\t9\n"
+    code, out, _ = run(capsysbinary, "-c", "abc", str(a), str(b))
+    assert code == 0 and out == f"{a}\t3\n{b}\t0\n"
+    code, out, _ = run(capsysbinary, "nothere", str(a))
+    assert code == 1 and out == ""
+
+
+def test_hex_pattern(capsysbinary, files):
+    a, _ = files
+    code, out, _ = run(capsysbinary, "--hex", "6200", str(a))
+    assert code == 0 and out == f"{a}\t7\n"
+    code, _, err = run(capsysbinary, "--hex", "6zz", str(a))
+    assert code == 2 and "not valid hex" in err
+
+
+def test_empty_pattern_and_longer_than_text(capsysbinary, files):
+    a, b = files
+    code, _, err = run(capsysbinary, "", str(a))
+    assert code == 2 and "empty" in err
+    code, out, _ = run(capsysbinary, "xyzxyzxyz", str(b))
+    assert code == 1 and out == ""
+
+
+def test_missing_file_named_others_searched(capsysbinary, files, tmp_path):
+    a, _ = files
+    code, out, err = run(capsysbinary, "abc", str(tmp_path / "gone"), str(a), str(tmp_path))
+    assert code == 2
+    assert out == f"{a}\t0\n{a}\t3\n{a}\t9\n"
+    assert f"{tmp_path / 'gone'}: no such file" in err and f"{tmp_path}: is a directory" in err
+
+
+def test_stdin(files):
+    a, _ = files
+    for args in ([], ["-"]):
+        r = subprocess.run([sys.executable, "-m", "seqsift", "find", "-q", "-c", "abc", *args],
+                           input=a.read_bytes(), capture_output=True)
+        assert r.returncode == 0 and r.stdout == b"-\t3\n"
+
+
+def test_fasta_revcomp_rows_and_counts(capsysbinary):
+    path = shared_file("lambda_virus.fa.gz")
+    records = naive.read_records(path)
+    want = naive.record_hits(records, "GGATCCA", revcomp=True)
+    code, out, _ = run(capsysbinary, "--fasta", "--revcomp", "ggatcca", str(path))
+    assert code == 0
+    assert out.splitlines() == [f"{path}\t{r}\t{p}\t{s}" for r, p, s in want]
+    code, out, _ = run(capsysbinary, "--fasta", "--revcomp", "-c", "GGATCCA", str(path))
+    assert out == f"{path}\t{len(want)}\n"
+    code, _, err = run(capsysbinary, "--revcomp", "GGATCC", str(path))
+    assert code == 2 and "--revcomp needs --fasta" in err
+
+
+def test_json_lines_carry_provenance(capsysbinary, files):
+    a, _ = files
+    code, out, _ = run(capsysbinary, "--json", "abc", str(a))
+    lines = [json.loads(x) for x in out.splitlines()]
+    assert lines[0]["seqsift"] and lines[0]["backend"] == "cpu" and "device" in lines[0]
+    assert lines[1:] == [{"path": str(a), "offset": o} for o in (0, 3, 9)]
+
+
+def test_output_file_is_atomic(capsysbinary, tmp_path):
+    good = tmp_path / "good.fa"
+    good.write_text(">a\nACGTACGT\n")
+    bad = tmp_path / "bad.fa.gz"
+    bad.write_bytes(gzip.compress(b">a\nACGT\n" * 100 + b">b\nAC#GT\n"))
+    out = tmp_path / "hits.tsv"
+    code, _, err = run(capsysbinary, "--fasta", "-o", str(out), "ACGT", str(good), str(bad))
+    assert code == 2 and f"{bad}:202: invalid character '#'" in err
+    assert not out.exists() and os.listdir(tmp_path) == sorted(os.listdir(tmp_path)) and len(os.listdir(tmp_path)) == 2
+    code, _, _ = run(capsysbinary, "--fasta", "-o", str(out), "ACGT", str(good))
+    assert code == 0 and out.read_text() == f"{good}\ta\t0\t+\n{good}\ta\t4\t+\n"
+
+
+def test_version_help_and_module_entry_points():
+    r = subprocess.run([sys.executable, "-m", "seqsift", "--version"], capture_output=True, text=True)
+    assert r.returncode == 0 and r.stdout.startswith("seqsift ")
+    script = os.path.join(os.path.dirname(sys.executable), "seqsift")
+    r = subprocess.run([script, "find", "--help"], capture_output=True, text=True)
+    assert r.returncode == 0 and "--chunk-size" in r.stdout and "--revcomp" in r.stdout
+    r = subprocess.run([script, "find"], capture_output=True, text=True)
+    assert r.returncode == 2 and "PATTERN" in r.stderr
+
+
+def test_ctrl_c_exits_130_without_traceback():
+    """SIGINT while reading a stdin that never ends."""
+    proc = subprocess.Popen([sys.executable, "-m", "seqsift", "find", "-q", "abc"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdin.write(b"x" * 1000)
+    proc.stdin.flush()
+    time.sleep(3)  # past start-up and compilation, now blocked reading stdin
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert b"Traceback" not in err and b"interrupted" in err
+
+
+def test_broken_pipe_is_quiet(tmp_path):
+    big = tmp_path / "big"
+    big.write_bytes(b"ab" * 2_000_000)
+    r = subprocess.run(f"'{sys.executable}' -m seqsift find -q a '{big}' | head -n 2", shell=True, capture_output=True)
+    assert r.stdout.count(b"\n") == 2 and b"Traceback" not in r.stderr
+
+
+def test_demo_reports_every_engine(capsys):
+    assert main(["demo", "-q", "--backend", "cpu"]) == 0
+    out = capsys.readouterr().out
+    assert "GAATTC" in out and "10 hits" in out and "GB/s" in out

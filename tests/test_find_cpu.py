@@ -1,0 +1,165 @@
+"""The CPU exact-search path against the naive oracle: random, adversarial, chunked, real files."""
+
+import gzip
+import io
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import seqsift
+from seqsift.find._cpu import MIN_STARTS_TO_SPLIT, partition
+from tests import naive
+from tests.conftest import shared_file
+
+
+def random_text(rng, n, alphabet=b"AB"):
+    return bytes(np.frombuffer(alphabet, np.uint8)[rng.integers(0, len(alphabet), n)])
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=st.binary(max_size=300), pattern=st.binary(min_size=1, max_size=12), chunk=st.integers(1, 64))
+def test_matches_naive_on_any_bytes(text, pattern, chunk):
+    want = naive.find_all(text, pattern)
+    assert seqsift.find(pattern, text, backend="cpu", threads=1, chunk_size=chunk).tolist() == want
+    assert seqsift.find_count(pattern, io.BytesIO(text), backend="cpu", threads=1, chunk_size=chunk) == len(want)
+
+
+@pytest.mark.parametrize("alphabet", [b"A", b"AB", b"ACGT", bytes(range(256))])
+def test_random_small_alphabets(rng, threads, alphabet):
+    for _ in range(60):
+        text = random_text(rng, int(rng.integers(0, 5000)), alphabet)
+        m = int(rng.integers(1, 70))
+        pattern = text[len(text) // 3 : len(text) // 3 + m] or random_text(rng, m, alphabet)
+        want = naive.find_all(text, pattern)
+        assert seqsift.find(pattern, text, backend="cpu", threads=threads).tolist() == want
+        assert seqsift.find_count(pattern, text, backend="cpu", threads=threads) == len(want)
+
+
+def test_work_items_split_large_chunks_exactly(rng, threads):
+    """Above MIN_STARTS_TO_SPLIT the chunk is cut into work items; no match lost or doubled at the cuts."""
+    text = random_text(rng, 3 * MIN_STARTS_TO_SPLIT, b"ACGT")
+    for m in (1, 3, 8, 33):
+        pattern = text[777 : 777 + m]
+        want = naive.find_all_fast(text, pattern)
+        assert seqsift.find(pattern, text, backend="cpu", threads=threads).tolist() == want
+
+
+def test_partition_covers_every_start_once():
+    los = np.array([0, 10, 5000, 2_000_000], np.int64)
+    his = np.array([5, 3_000_000 - 1, 7000, 4_500_000], np.int64)
+    for parts in (1, 2, 3, 8):
+        items = partition(los, his, parts)
+        covered = np.concatenate([np.concatenate([np.arange(a, b) for a, b in zip(lo, hi)]) for lo, hi in items])
+        expect = np.concatenate([np.arange(a, b) for a, b in zip(los, his)])
+        assert np.array_equal(covered, expect)
+        sizes = [int((hi - lo).sum()) for lo, hi in items]
+        assert max(sizes) - min(sizes) <= 1 or parts == 1
+
+
+@pytest.mark.parametrize("m", [20, 1000])
+def test_adversarial_run_of_one_letter(threads, m):
+    """`a`*m in `a`*N: every position matches; verification would be quadratic, KMP takes over."""
+    text = b"a" * 300_000
+    got = seqsift.find(b"a" * m, text, backend="cpu", threads=threads)
+    assert np.array_equal(got, np.arange(len(text) - m + 1))
+    assert seqsift.find_count(b"a" * m, text, backend="cpu", threads=threads) == len(text) - m + 1
+
+
+def test_filter_and_kmp_hand_over_back_and_forth(rng, threads):
+    """Runs of `a` of random length separated by `b`: the filter degenerates inside long runs
+    and recovers after them, many times over."""
+    runs = rng.integers(0, 400, 20_000)
+    text = b"b".join(b"a" * int(r) for r in runs)
+    for pattern in (b"a" * 120, b"a" * 120 + b"b", b"b" + b"a" * 50 + b"b", b"ab" * 3):
+        want = naive.find_all_fast(text, pattern)
+        assert seqsift.find(pattern, text, backend="cpu", threads=threads).tolist() == want
+
+
+def test_sources_agree(tmp_path, rng):
+    text = random_text(rng, 20_000, b"ACGT")
+    path = tmp_path / "t.bin"
+    path.write_bytes(text)
+    pattern = text[5000:5006]
+    want = naive.find_all_fast(text, pattern)
+
+    class ReadOnly:  # a file-like object with read() only
+        def __init__(self):
+            self.f = io.BytesIO(text)
+
+        def read(self, n=-1):
+            return self.f.read(n)
+
+    sources = [text, bytearray(text), memoryview(text), np.frombuffer(text, np.uint8), str(path), path,
+               io.BytesIO(text), open(path, "rb"), ReadOnly()]
+    for source in sources:
+        for chunk in (6, 7, 1000, 1 << 20):
+            if hasattr(source, "seek"):
+                source.seek(0)
+            if isinstance(source, ReadOnly):
+                source.f.seek(0)
+            got = seqsift.find(pattern, source, backend="cpu", threads=2, chunk_size=chunk)
+            assert got.tolist() == want, (type(source), chunk)
+
+
+def test_pattern_longer_than_text():
+    assert seqsift.find(b"abcdef", b"abc", backend="cpu").size == 0
+    assert seqsift.find_count(b"abcdef", b"", backend="cpu") == 0
+
+
+def test_bad_arguments_are_named():
+    with pytest.raises(seqsift.SeqsiftError, match="empty"):
+        seqsift.find(b"", b"abc")
+    with pytest.raises(seqsift.SeqsiftError, match="uint8"):
+        seqsift.find(b"a", np.zeros(4, np.int32))
+    with pytest.raises(seqsift.SeqsiftError, match="threads"):
+        seqsift.find(b"a", b"abc", threads=0)
+    with pytest.raises(seqsift.SeqsiftError, match="no such file"):
+        seqsift.find(b"a", "/nonexistent/file")
+
+
+def test_real_genome_bytes(threads):
+    """The Klebsiella genome as plain text, patterns of 8, 20 and 100 bytes present and absent."""
+    text = gzip.open(shared_file("klebsiella_HS11286.fa.gz")).read()
+    for pattern in (text[100_000:100_008], text[2_000_000:2_000_020], text[3_000_000:3_000_100], b"ACGTTGCA" * 3, b"\x00\x01"):
+        want = naive.find_all_fast(text, pattern)
+        assert seqsift.find(pattern, text, backend="cpu", threads=threads, chunk_size=1 << 20).tolist() == want
+
+
+def test_real_genome_records(threads):
+    path = shared_file("klebsiella_HS11286.fa.gz")
+    records = naive.read_records(path)
+    for pattern in ("GAATTC", "acgtacgt", "TTTTTTTTTTTTTT", records[3][1][100:130]):
+        want = naive.record_hits(records, pattern, revcomp=True)
+        hits = seqsift.find_records(pattern, path, revcomp=True, backend="cpu", threads=threads, chunk_size=1 << 20)
+        assert list(hits) == want
+
+
+def test_records_of_fastq_reads():
+    path = shared_file("lambda_reads_1.fq.gz")
+    records = naive.read_records(path)
+    for pattern in ("GATC", "GGGCGGCGACCTCGCG"):
+        want = naive.record_hits(records, pattern, revcomp=True)
+        assert list(seqsift.find_records(pattern, path, revcomp=True, backend="cpu")) == want
+
+
+def test_record_matches_never_span_records_or_pieces(tmp_path, rng):
+    """Records cut into pieces (small batches) still report every match once, none across records."""
+    seqs = [random_text(rng, int(rng.integers(0, 3000)), b"ACGT").decode() for _ in range(30)]
+    fasta = "".join(f">r{i} some description\n" + "\n".join(s[j : j + 61] for j in range(0, len(s), 61)) + "\n"
+                    for i, s in enumerate(seqs))
+    path = tmp_path / "r.fa"
+    path.write_text(fasta.lower())
+    records = [(f"r{i}", s) for i, s in enumerate(seqs)]
+    for m in (1, 4, 9):
+        pattern = seqs[5][100 : 100 + m] or "ACGT"[:m]
+        want = naive.record_hits(records, pattern, revcomp=True)
+        for chunk in (4 * m, 500, 1 << 20):
+            got = seqsift.find_records(pattern, path, revcomp=True, backend="cpu", threads=2, chunk_size=chunk)
+            assert list(got) == want
+
+
+def test_record_pattern_must_be_sequence_letters():
+    with pytest.raises(seqsift.SeqsiftError, match="sequence letters"):
+        seqsift.find_records("AC GT", shared_file("lambda_virus.fa.gz"))
