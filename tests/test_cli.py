@@ -140,3 +140,31 @@ def test_demo_reports_every_engine(capsys):
     assert main(["demo", "-q", "--backend", "cpu"]) == 0
     out = capsys.readouterr().out
     assert "GAATTC" in out and "10 hits" in out and "GB/s" in out
+
+
+def test_output_to_a_fifo_is_written_not_replaced(capsysbinary, files, tmp_path):
+    """-o onto something that is not a regular file (a FIFO here, /dev/null in practice) writes
+    into it; renaming a temp file over it would destroy the device or pipe."""
+    import stat
+    import threading
+
+    a, _ = files
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    got = []
+    reader = threading.Thread(target=lambda: got.append(open(fifo, "rb").read()))
+    reader.start()
+    code, _, _ = run(capsysbinary, "-o", str(fifo), "abc", str(a))
+    reader.join(timeout=30)
+    assert code == 0 and got == [f"{a}\t0\n{a}\t3\n{a}\t9\n".encode()]
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+
+
+def test_output_through_a_symlink_keeps_the_link(capsysbinary, files, tmp_path):
+    a, _ = files
+    real = tmp_path / "real.tsv"
+    real.write_text("old\n")
+    link = tmp_path / "link.tsv"
+    link.symlink_to(real)
+    code, _, _ = run(capsysbinary, "-o", str(link), "abc", str(a))
+    assert code == 0 and link.is_symlink() and real.read_text() == f"{a}\t0\n{a}\t3\n{a}\t9\n"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ctypes.util
 import functools
 import os
 
@@ -13,6 +14,9 @@ BACKENDS = ("auto", "cpu", "cuda")
 @functools.cache
 def cuda_status() -> tuple[bool, str]:
     """(usable, description): a real GPU, or the CUDA simulator when NUMBA_ENABLE_CUDASIM=1."""
+    if not _simulated() and ctypes.util.find_library("cuda") is None:
+        # Importing numba.cuda and probing costs ~0.5 s: skip both when no driver library exists.
+        return False, "no CUDA driver (libcuda) was found"
     try:
         from numba import cuda
     except ImportError as exc:  # numba-cuda not installed

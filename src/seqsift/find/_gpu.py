@@ -37,7 +37,7 @@ class GpuConfig:
 
     threads_per_block: int = 256
     blocks_per_sm: int = 8
-    streams: int = 3
+    streams: int = 3  # 1 runs chunks one after another: the no-overlap baseline
     out_capacity: int = 1 << 16
     # The simulator reports no multiprocessor count; launches there use this many.
     fallback_sms: int = 1
@@ -129,7 +129,7 @@ class GpuSearcher:
     def run(
         self, fill: Callable[[np.ndarray], tuple[int, int] | None], buffer_size: int, store: bool
     ) -> Iterator[tuple[int, int, np.ndarray | None]]:
-        slots = [_Slot(buffer_size, self.config.out_capacity if store else 1) for _ in range(max(2, self.config.streams))]
+        slots = [_Slot(buffer_size, self.config.out_capacity if store else 1) for _ in range(max(1, self.config.streams))]
         in_flight: deque[_Slot] = deque()
         k = 0
         while True:

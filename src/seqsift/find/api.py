@@ -17,7 +17,7 @@ from typing import BinaryIO, Callable, Iterator, Union
 import numpy as np
 
 from seqsift import backend as backends
-from seqsift.errors import UsageError
+from seqsift.errors import InputError, UsageError
 from seqsift.find.plan import SearchPlan, make_plan, reverse_complement
 from seqsift.io.chunks import ArrayStream, ChunkReader, iter_chunks
 from seqsift.io.fastx import FOLD, SequenceBatch, read_batches
@@ -111,6 +111,9 @@ class FindJob:
         if backend == "auto" and self.backend == "cuda" and len(pattern) > _gpu_max_pattern():
             self.backend = "cpu"
         self.gpu_config = gpu_config
+        self._plans: dict[bytes, SearchPlan] = {}
+        self._buffers: list[np.ndarray] | None = None  # streaming buffers, reused file after file
+        self._whole: np.ndarray | None = None  # holds a whole small file, reused likewise
         self._pool = ThreadPoolExecutor(self.threads, thread_name_prefix="seqsift") if self.threads > 1 else None
 
     def close(self) -> None:
@@ -135,7 +138,7 @@ class FindJob:
         searcher = None
         for base, chunk in self._cpu_chunks(source, data):
             if searcher is None:
-                searcher = self._cpu_searcher(make_plan(self.pattern, chunk[:SAMPLE_BYTES]))
+                searcher = self._cpu_searcher(self._plan(self.pattern, chunk))
             los, his = _whole_chunk(chunk.size, m)
             if count_only:
                 yield searcher.count(chunk, los, his)
@@ -150,8 +153,17 @@ class FindJob:
             for base in range(0, max(data.size - len(self.pattern) + 1, 1), step):
                 yield base, data[base : base + step + len(self.pattern) - 1]
             return
+        if isinstance(source, (str, os.PathLike)) and str(source) != "-":
+            if self._whole is None:
+                self._whole = np.empty(self.chunk_size + 1, np.uint8)
+            small = _read_if_small(source, self.chunk_size, self._whole)
+            if small is not None:  # one read, no reader thread: many small files stay cheap
+                yield 0, small
+                return
         with self._reader(source, None) as reader:
-            yield from iter_chunks(reader)
+            if self._buffers is None or self._buffers[0].size != reader.buffer_size:
+                self._buffers = [np.empty(reader.buffer_size, np.uint8) for _ in range(2)]
+            yield from iter_chunks(reader, buffers=self._buffers)
 
     @contextlib.contextmanager
     def _reader(self, source: Source, data: np.ndarray | None) -> Iterator[ChunkReader]:
@@ -174,7 +186,7 @@ class FindJob:
             raise UsageError(f"cannot search a {type(source).__name__}: give bytes, a numpy uint8 array, a path or a binary file")
 
     def _gpu_offsets(self, reader: ChunkReader, count_only: bool, progress: Progress | None):
-        searcher = self._gpu_searcher(make_plan(self.pattern))
+        searcher = self._gpu_searcher(self._plan(self.pattern, None))
         for base, count, positions in searcher.run(reader.fill, reader.buffer_size, store=not count_only):
             yield count if count_only else positions + base
             if progress:
@@ -193,7 +205,7 @@ class FindJob:
         searchers = None
         for batch in read_batches(source, self.chunk_size, overlap=m - 1):
             if searchers is None:
-                searchers = [(s, self._record_searcher(make_plan(p, batch.seq[:SAMPLE_BYTES]))) for s, p in strands]
+                searchers = [(s, self._record_searcher(self._plan(p, batch.seq))) for s, p in strands]
             found = [(s, search(batch, m, count_only)) for s, search in searchers]
             if count_only:
                 yield sum(f for _, f in found)
@@ -201,6 +213,13 @@ class FindJob:
                 yield _record_hits(batch, found)
             if progress:
                 progress(int(batch.seq.size))
+
+    def _plan(self, pattern: bytes, data: np.ndarray | None) -> SearchPlan:
+        """The plan for pattern, made once per job: its probe bytes are chosen by their rarity
+        at the start of the first data searched."""
+        if pattern not in self._plans:
+            self._plans[pattern] = make_plan(pattern, None if data is None else data[:SAMPLE_BYTES])
+        return self._plans[pattern]
 
     def _record_searcher(self, plan: SearchPlan):
         """A function (batch, m, count_only) -> count or flat positions of matches inside pieces."""
@@ -240,6 +259,25 @@ def _gpu_max_pattern() -> int:
     from seqsift.find._gpu import MAX_PATTERN
 
     return MAX_PATTERN
+
+
+def _read_if_small(path: str | os.PathLike, limit: int, buffer: np.ndarray) -> np.ndarray | None:
+    """The whole content of a file of at most `limit` bytes, read into (a prefix of) buffer,
+    which must hold limit + 1 bytes; None for a larger file."""
+    stream = open_binary(path)
+    try:
+        size = os.fstat(stream.fileno()).st_size
+        if size > limit:
+            return None
+        view = memoryview(buffer)[: size + 1]  # +1 notices a file that grew since fstat
+        got = 0
+        while got < len(view) and (n := stream.readinto(view[got:])):
+            got += n
+    except OSError as exc:
+        raise InputError(display_name(path), f"read failed: {exc.strerror or exc}") from None
+    finally:
+        stream.close()
+    return buffer[:got] if got <= limit else None
 
 
 def _whole_chunk(n: int, m: int) -> tuple[np.ndarray, np.ndarray]:

@@ -66,11 +66,13 @@ class ChunkReader:
 
 
 def iter_chunks(
-    reader: ChunkReader, n_buffers: int = 2, prefetch: bool = True
+    reader: ChunkReader, prefetch: bool = True, buffers: list[np.ndarray] | None = None
 ) -> Iterator[tuple[int, np.ndarray]]:
-    """Yield (offset, chunk view) from rotating buffers; a reader thread fills the next while
-    the caller works on the current one. A view is valid until the next one is requested."""
-    buffers = [np.empty(reader.buffer_size, np.uint8) for _ in range(max(1, n_buffers))]
+    """Yield (offset, chunk view) from rotating buffers (two new ones unless given, each of
+    reader.buffer_size bytes); a reader thread fills the next while the caller works on the
+    current one. A view is valid until the next one is requested."""
+    if buffers is None:
+        buffers = [np.empty(reader.buffer_size, np.uint8) for _ in range(2)]
     if not prefetch or len(buffers) < 2:
         while (got := reader.fill(buffers[0])) is not None:
             yield got[0], buffers[0][: got[1]]

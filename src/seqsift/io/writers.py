@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import stat
 import sys
 import tempfile
 from typing import BinaryIO, Iterable, Iterator, Sequence
@@ -18,12 +19,18 @@ FORMATS = ("tsv", "json")
 
 @contextlib.contextmanager
 def atomic_output(path: str | os.PathLike | None) -> Iterator[BinaryIO]:
-    """Yield a binary stream: stdout for None or '-', else a temp file renamed to path on success."""
+    """Yield a binary stream: stdout for None or '-', else a temp file renamed to path on success.
+    A symlink is followed (its target is replaced, not the link); an existing target that is not
+    a regular file (/dev/null, a FIFO, a terminal) is written directly, never replaced."""
     if path is None or str(path) == "-":
         yield sys.stdout.buffer
         sys.stdout.buffer.flush()
         return
-    target = os.path.abspath(os.fspath(path))
+    target = os.path.realpath(os.fspath(path))
+    if os.path.exists(target) and not stat.S_ISREG(os.stat(target).st_mode):
+        with open(target, "wb") as out:
+            yield out
+        return
     fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(target)}.", suffix=".part", dir=os.path.dirname(target))
     try:
         with os.fdopen(fd, "wb", buffering=1 << 20) as out:

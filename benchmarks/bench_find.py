@@ -1,0 +1,235 @@
+"""seqsift find against ripgrep, grep, bytes.count and a bytes.find loop, same inputs, same run.
+
+Builds (once, under bench-data/): a >= 1 GiB DNA text file (the Klebsiella genome from
+../shared/data repeated, no line breaks) and a >= 1 GiB tree of real binaries copied from /usr/lib
+and /usr/bin, plus the adversarial `a`*20M. Reports medians of --runs runs, wall time of each
+command or call, inputs in the page cache. Counting semantics differ: seqsift and the find loop
+count overlapping matches, rg --count-matches and bytes.count non-overlapping ones, grep -c lines.
+
+    python benchmarks/bench_find.py [--runs 5] [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+import seqsift
+from seqsift.find.api import FindJob
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "bench-data"
+SHARED = ROOT.parent / "shared" / "data"
+GiB = 1 << 30
+TIMEOUT = 60.0
+
+
+def build_dna(target: int) -> Path:
+    path = DATA / "klebsiella_x.txt"
+    if path.exists() and path.stat().st_size >= target:
+        return path
+    with gzip.open(SHARED / "klebsiella_HS11286.fa.gz", "rb") as f:
+        genome = b"".join(line.strip() for line in f if not line.startswith(b">"))
+    DATA.mkdir(exist_ok=True)
+    with open(path, "wb") as out:
+        for _ in range(-(-target // len(genome))):
+            out.write(genome)
+    return path
+
+
+def build_binaries(target: int) -> tuple[Path, list[Path]]:
+    tree = DATA / "binaries"
+    listing = DATA / "binaries.txt"
+    if listing.exists():
+        files = [Path(p) for p in listing.read_text().split("\n") if p]
+        if sum(p.stat().st_size for p in files) >= target:
+            return tree, files
+    shutil.rmtree(tree, ignore_errors=True)
+    files, total = [], 0
+    for top in ("/usr/lib", "/usr/bin"):
+        for dirpath, _, names in sorted(os.walk(top)):
+            for name in sorted(names):
+                src = Path(dirpath) / name
+                if src.is_symlink() or not src.is_file() or total >= target:
+                    continue
+                dst = tree / src.relative_to("/")
+                dst.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(src, dst)
+                files.append(dst)
+                total += dst.stat().st_size
+    listing.write_text("\n".join(map(str, files)))
+    return tree, files
+
+
+def build_adversarial() -> Path:
+    path = DATA / "a20M.txt"
+    if not path.exists():
+        path.write_bytes(b"a" * 20_000_000)
+    return path
+
+
+def timed(fn, runs: int) -> tuple[float | None, object]:
+    """Median seconds of runs calls, or None if the first call took longer than TIMEOUT."""
+    times, result = [], None
+    for _ in range(runs):
+        start = time.perf_counter()
+        result = fn()
+        times.append(time.perf_counter() - start)
+        if times[-1] > TIMEOUT:
+            return None, result
+    return statistics.median(times), result
+
+
+def command(argv: list[str]):
+    def go():
+        r = subprocess.run(argv, capture_output=True, timeout=TIMEOUT * 4)
+        if r.returncode not in (0, 1):
+            raise RuntimeError(f"{argv[:3]} failed: {r.stderr.decode()[:300]}")
+        return sum(int(line.rsplit(b":", 1)[-1].rsplit(b"\t", 1)[-1]) for line in r.stdout.split(b"\n") if line.strip())
+    return go
+
+
+def find_loop(texts, pattern):
+    n = 0
+    for t in texts:
+        i = t.find(pattern)
+        while i >= 0:
+            n += 1
+            i = t.find(pattern, i + 1)
+    return n
+
+
+def cases_for(label, texts, files, patterns, runs, quick):
+    seqsift_cli = [sys.executable, "-m", "seqsift", "find", "-q", "-c"]
+    rows = []
+    for name, pattern in patterns:
+        hexpat = pattern.hex()
+        size = sum(len(t) for t in texts)
+        tools = {
+            "seqsift -t 1 (API, in memory)": lambda: api_count(pattern, texts, 1),
+            "seqsift -t 2 (API, in memory)": lambda: api_count(pattern, texts, 2),
+            "seqsift -t 1 (CLI, files)": command(seqsift_cli + ["-t", "1", "--backend", "cpu", "--hex", hexpat, *map(str, files)]),
+            "seqsift -t 2 (CLI, files)": command(seqsift_cli + ["-t", "2", "--backend", "cpu", "--hex", hexpat, *map(str, files)]),
+            "rg --count-matches -F -j1": command(["rg", "--count-matches", "-a", "-uuu", "-j1", *_rg_pattern(pattern), *map(str, files)]),
+            "grep -c -F": command(["grep", "-c", "-F", "-a", "-e", pattern.decode("latin-1"), *map(str, files)])
+            if b"\n" not in pattern and b"\x00" not in pattern else None,
+            "bytes.count": lambda: sum(t.count(pattern) for t in texts),
+            "bytes.find loop": lambda: find_loop(texts, pattern),
+        }
+        for tool, fn in tools.items():
+            if fn is None or (quick and "CLI" in tool):
+                continue
+            seconds, count = timed(fn, 1 if tool.startswith("bytes") else runs)
+            rows.append({"corpus": label, "case": name, "m": len(pattern), "tool": tool, "seconds": seconds,
+                         "GB/s": round(size / seconds / 1e9, 3) if seconds else None, "count": count})
+            print(json.dumps(rows[-1]), flush=True)
+    return rows
+
+
+def _rg_pattern(pattern: bytes) -> list[str]:
+    """rg -F takes text; a pattern with a NUL or non-UTF-8 byte goes as a regex of \\xHH escapes
+    with Unicode off, which rg also searches as one literal."""
+    try:
+        text = pattern.decode("utf-8")
+        if "\x00" not in text:
+            return ["-F", "-e", text]
+    except UnicodeDecodeError:
+        pass
+    multiline = ["-U"] if b"\n" in pattern else []  # rg refuses a newline byte outside multiline mode
+    return [*multiline, "-e", "(?-u)" + "".join(f"\\x{b:02x}" for b in pattern)]
+
+
+def api_count(pattern: bytes, texts: list[bytes], threads: int) -> int:
+    """One FindJob over all texts, as the CLI does over its files."""
+    with FindJob(pattern, backend="cpu", threads=threads) as job:
+        return sum(sum(job.offsets(t, count_only=True)) for t in texts)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--size", type=int, default=GiB, help="bytes per corpus (default 1 GiB)")
+    parser.add_argument("--quick", action="store_true", help="skip the CLI runs")
+    parser.add_argument("--json", type=Path, default=DATA / "bench_find.json")
+    parser.add_argument("--render", type=Path, help="print the markdown table of an earlier --json file and stop")
+    args = parser.parse_args()
+    if args.render:
+        print(markdown(json.loads(args.render.read_text())["rows"]))
+        return
+
+    rng = np.random.default_rng(2026)
+    dna_path = build_dna(args.size)
+    dna = dna_path.read_bytes()
+    dna_patterns = []
+    for m in (8, 20, 100):
+        dna_patterns.append((f"present {m}", dna[4_000_000 : 4_000_000 + m]))
+    dna_patterns += [("absent 8", b"GATTACAN"),
+                     ("absent 20", bytes(rng.choice(np.frombuffer(b"ACGT", np.uint8), 20))),
+                     ("absent 100", bytes(rng.choice(np.frombuffer(b"ACGT", np.uint8), 100)))]
+    rows = cases_for("DNA 1 GiB", [dna], [dna_path], dna_patterns, args.runs, args.quick)
+    del dna
+
+    tree, files = build_binaries(args.size)
+    texts = [p.read_bytes() for p in files]
+    big = max(texts, key=len)
+    bin_patterns = [(f"present {m}", big[len(big) // 2 : len(big) // 2 + m]) for m in (8, 20, 100)]
+    bin_patterns += [(f"absent {m}", bytes(rng.integers(0, 256, m, dtype=np.uint8))) for m in (8, 20, 100)]
+    rows += cases_for(f"binaries {len(files)} files", texts, files, bin_patterns, args.runs, args.quick)
+    del texts
+
+    adv = build_adversarial()
+    rows += cases_for("adversarial a*20M", [adv.read_bytes()], [adv], [("a*1000", b"a" * 1000)], args.runs, args.quick)
+
+    meta = {"date": time.strftime("%Y-%m-%d"), "machine": platform.processor() or platform.machine(),
+            "cpu": _cpu_name(), "cores": os.cpu_count(), "python": platform.python_version(),
+            "numba": __import__("numba").__version__, "numpy": np.__version__, "seqsift": seqsift.__version__,
+            "rg": _version(["rg", "--version"]), "grep": _version(["grep", "--version"]), "runs": args.runs}
+    args.json.write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))
+    print(json.dumps(meta))
+    print(markdown(rows))
+
+
+def markdown(rows: list[dict]) -> str:
+    """One line per (corpus, case), one column per tool: GB/s, with the count each tool reported."""
+    tools = list(dict.fromkeys(r["tool"] for r in rows))
+    lines = ["| corpus | case | " + " | ".join(tools) + " |", "| --- | --- |" + " --- |" * len(tools)]
+    for key in dict.fromkeys((r["corpus"], r["case"]) for r in rows):
+        cells = {r["tool"]: r for r in rows if (r["corpus"], r["case"]) == key}
+        out = []
+        for t in tools:
+            r = cells.get(t)
+            out.append("n/a" if r is None else "> 60 s" if r["GB/s"] is None else f"{r['GB/s']:.2f} ({r['count']:,})")
+        lines.append(f"| {key[0]} | {key[1]} | " + " | ".join(out) + " |")
+    return "\n".join(lines)
+
+
+def _cpu_name() -> str:
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor()
+
+
+def _version(argv) -> str:
+    try:
+        return subprocess.run(argv, capture_output=True, text=True).stdout.split("\n")[0]
+    except OSError:
+        return "not installed"
+
+
+if __name__ == "__main__":
+    main()
