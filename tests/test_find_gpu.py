@@ -69,3 +69,16 @@ def test_records_on_gpu_match_cpu(tmp_path):
         with gpu_job(pattern.encode(), chunk_size=1 << 20) as gpu:
             assert [list(h) for h in gpu.record_hits(path, revcomp=True, count_only=False)] == want
             assert sum(gpu.record_hits(path, revcomp=True, count_only=True)) == sum(len(w) for w in want)
+
+
+def test_one_job_many_sources_and_an_abandoned_run(rng):
+    """Device buffers are reused across sources; a run left halfway leaves nothing behind."""
+    texts = [bytes(rng.integers(0, 2, int(rng.integers(50, 400))).astype(np.uint8) + 65) for _ in range(3)]
+    with gpu_job(b"ABA", chunk_size=40) as job:
+        abandoned = job.offsets(texts[0], count_only=False)
+        next(abandoned)
+        abandoned.close()
+        for text in texts:
+            want = naive.find_all(text, b"ABA")
+            assert np.concatenate(list(job.offsets(text, count_only=False))).tolist() == want
+            assert sum(job.offsets(text, count_only=True)) == len(want)

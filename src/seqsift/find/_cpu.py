@@ -137,9 +137,11 @@ def _scan_ranges(text, pattern, fail, probes, los, his, k, resume, out, store):
 
 def partition(los: np.ndarray, his: np.ndarray, parts: int) -> list[tuple[np.ndarray, np.ndarray]]:
     """Cut candidate-start ranges into `parts` work items holding equal numbers of starts (in order)."""
+    if parts <= 1 or (los.size == 1 and his[0] - los[0] < MIN_STARTS_TO_SPLIT):
+        return [(los, his)]
     sizes = his - los
     total = int(sizes.sum())
-    if parts <= 1 or total < MIN_STARTS_TO_SPLIT:
+    if total < MIN_STARTS_TO_SPLIT:
         return [(los, his)]
     cum = np.concatenate(([0], np.cumsum(sizes)))
     cuts = [total * p // parts for p in range(parts + 1)]

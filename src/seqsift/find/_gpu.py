@@ -123,13 +123,14 @@ class GpuSearcher:
         sms = getattr(cuda.get_current_device(), "MULTIPROCESSOR_COUNT", None) or config.fallback_sms
         self.blocks = int(sms) * config.blocks_per_sm
         self.work_items = self.blocks * config.threads_per_block
+        self._slots: list[_Slot] | None = None
         self._zero = cuda.pinned_array(1, np.int64)
         self._zero[0] = 0
 
     def run(
         self, fill: Callable[[np.ndarray], tuple[int, int] | None], buffer_size: int, store: bool
     ) -> Iterator[tuple[int, int, np.ndarray | None]]:
-        slots = [_Slot(buffer_size, self.config.out_capacity if store else 1) for _ in range(max(1, self.config.streams))]
+        slots = self._slots_for(buffer_size)
         in_flight: deque[_Slot] = deque()
         k = 0
         while True:
@@ -145,6 +146,17 @@ class GpuSearcher:
             k += 1
         while in_flight:
             yield self._finish(in_flight.popleft(), store)
+
+    def _slots_for(self, buffer_size: int) -> list[_Slot]:
+        """Pinned and device buffers, allocated once per buffer size and reused run after run
+        (allocating pinned memory costs milliseconds). Work left by an abandoned run is dropped."""
+        if self._slots is None or self._slots[0].host.size != buffer_size:
+            self._slots = [_Slot(buffer_size, self.config.out_capacity) for _ in range(max(1, self.config.streams))]
+        for slot in self._slots:
+            if slot.job is not None:
+                slot.stream.synchronize()
+                slot.job = None
+        return self._slots
 
     def _part(self, n: int) -> int:
         starts = n - self.plan.length + 1

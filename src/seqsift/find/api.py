@@ -114,6 +114,8 @@ class FindJob:
         self._plans: dict[bytes, SearchPlan] = {}
         self._buffers: list[np.ndarray] | None = None  # streaming buffers, reused file after file
         self._whole: np.ndarray | None = None  # holds a whole small file, reused likewise
+        self._cpu_searchers: dict = {}
+        self._gpu_searchers: dict = {}
         self._pool = ThreadPoolExecutor(self.threads, thread_name_prefix="seqsift") if self.threads > 1 else None
 
     def close(self) -> None:
@@ -245,14 +247,22 @@ class FindJob:
         return search_cpu
 
     def _cpu_searcher(self, plan: SearchPlan):
+        """One CpuSearcher per pattern for the whole job (many small files stay cheap)."""
         from seqsift.find._cpu import CpuSearcher
 
-        return CpuSearcher(plan, self.threads, self._pool)
+        key = plan.pattern.tobytes()
+        if key not in self._cpu_searchers:
+            self._cpu_searchers[key] = CpuSearcher(plan, self.threads, self._pool)
+        return self._cpu_searchers[key]
 
     def _gpu_searcher(self, plan: SearchPlan):
+        """One GpuSearcher per pattern for the whole job, so its device buffers are reused."""
         from seqsift.find._gpu import GpuConfig, GpuSearcher
 
-        return GpuSearcher(plan, self.gpu_config or GpuConfig())
+        key = plan.pattern.tobytes()
+        if key not in self._gpu_searchers:
+            self._gpu_searchers[key] = GpuSearcher(plan, self.gpu_config or GpuConfig())
+        return self._gpu_searchers[key]
 
 
 def _gpu_max_pattern() -> int:
