@@ -51,10 +51,12 @@ def test_partition_covers_every_start_once():
     his = np.array([5, 3_000_000 - 1, 7000, 4_500_000], np.int64)
     for parts in (1, 2, 3, 8):
         items = partition(los, his, parts)
-        covered = np.concatenate([np.concatenate([np.arange(a, b) for a, b in zip(lo, hi)]) for lo, hi in items])
+        covered = np.concatenate([np.concatenate([np.arange(a, b) for a, b in zip(lo, hi)]) for _, lo, hi in items])
         expect = np.concatenate([np.arange(a, b) for a, b in zip(los, his)])
         assert np.array_equal(covered, expect)
-        sizes = [int((hi - lo).sum()) for lo, hi in items]
+        for first, lo, hi in items:  # each item's ranges lie inside the ranges it says they come from
+            assert np.all(lo >= los[first : first + lo.size]) and np.all(hi <= his[first : first + hi.size])
+        sizes = [int((hi - lo).sum()) for _, lo, hi in items]
         assert max(sizes) - min(sizes) <= 1 or parts == 1
 
 

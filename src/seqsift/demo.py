@@ -46,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
         for site, what in SITES:
             hits = seqsift.find_records(site, path, revcomp=True, backend=args.backend, threads=args.threads)
             where = ", ".join(f"{p}{s}" for _, p, s in list(hits)[:6]) + (" ..." if len(hits) > 6 else "")
-            print(f"   {site:<14} {what:<36} {len(hits):>3} hits  {where or '-'}")
+            print(f"   {site:<14} {what:<36} {len(hits):>3} {'hit ' if len(hits) == 1 else 'hits'} {where or '-'}")
         print("   (a palindromic site like GAATTC reads the same on both strands, so each site counts twice)")
     genome = np.concatenate([b.seq for b in batches])
     text = np.resize(genome, THROUGHPUT_BYTES)

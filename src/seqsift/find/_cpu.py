@@ -121,13 +121,17 @@ def _scan_range(text, pattern, fail, probes, lo, hi, out, n, store):
 
 
 @njit(nogil=True, boundscheck=False, cache=True)
-def _scan_ranges(text, pattern, fail, probes, los, his, k, resume, out, store):
-    """Scan ranges k.. of (los, his), the first from `resume`. Returns (n, k, resume) where
-    k == len(los) when done, else where `out` filled up."""
+def _scan_ranges(text, pattern, fail, probes, los, his, k, resume, out, store, tally):
+    """Scan ranges k.. of (los, his), the first from `resume`, adding each range's count to
+    tally[k] when tally is not empty. Returns (n, k, resume) where k == len(los) when done,
+    else where `out` filled up."""
     n = 0
     while k < los.size:
         lo = max(los[k], resume)
+        before = n
         n, stop = _scan_range(text, pattern, fail, probes, lo, his[k], out, n, store)
+        if tally.size:
+            tally[k] += n - before
         if stop < his[k]:
             return n, k, stop
         k += 1
@@ -135,14 +139,16 @@ def _scan_ranges(text, pattern, fail, probes, los, his, k, resume, out, store):
     return n, k, 0
 
 
-def partition(los: np.ndarray, his: np.ndarray, parts: int) -> list[tuple[np.ndarray, np.ndarray]]:
-    """Cut candidate-start ranges into `parts` work items holding equal numbers of starts (in order)."""
+def partition(los: np.ndarray, his: np.ndarray, parts: int) -> list[tuple[int, np.ndarray, np.ndarray]]:
+    """Cut candidate-start ranges into `parts` work items holding equal numbers of starts, in
+    order. An item is (index of its first range in los, its ranges' los, his); a range cut in two
+    appears at the end of one item and the start of the next."""
     if parts <= 1 or (los.size == 1 and his[0] - los[0] < MIN_STARTS_TO_SPLIT):
-        return [(los, his)]
+        return [(0, los, his)]
     sizes = his - los
     total = int(sizes.sum())
     if total < MIN_STARTS_TO_SPLIT:
-        return [(los, his)]
+        return [(0, los, his)]
     cum = np.concatenate(([0], np.cumsum(sizes)))
     cuts = [total * p // parts for p in range(parts + 1)]
     items = []
@@ -153,7 +159,7 @@ def partition(los: np.ndarray, his: np.ndarray, parts: int) -> list[tuple[np.nda
         hi = his[r0:r1].copy()
         lo[0] += c0 - cum[r0]
         hi[-1] -= cum[r1] - c1
-        items.append((lo, hi))
+        items.append((r0, lo, hi))
     return items
 
 
@@ -166,7 +172,14 @@ class CpuSearcher:
         self.pool = pool if threads > 1 else None
 
     def count(self, text: np.ndarray, los: np.ndarray, his: np.ndarray) -> int:
-        return sum(self._map(self._count_item, text, los, his))
+        return int(self.count_ranges(text, los, his).sum())
+
+    def count_ranges(self, text: np.ndarray, los: np.ndarray, his: np.ndarray) -> np.ndarray:
+        """The number of matches starting in each range."""
+        totals = np.zeros(los.size, np.int64)
+        for first, tally in self._map(self._count_item, text, los, his):
+            totals[first : first + tally.size] += tally
+        return totals
 
     def positions(self, text: np.ndarray, los: np.ndarray, his: np.ndarray) -> np.ndarray:
         found = self._map(self._positions_item, text, los, his)
@@ -175,21 +188,22 @@ class CpuSearcher:
     def _map(self, fn, text, los, his):
         items = partition(los, his, self.threads * ITEMS_PER_THREAD)
         if self.pool is None or len(items) == 1:
-            return [fn(text, lo, hi) for lo, hi in items]
+            return [fn(text, *item) for item in items]
         return list(self.pool.map(lambda item: fn(text, *item), items))
 
-    def _count_item(self, text, los, his) -> int:
+    def _count_item(self, text, first, los, his) -> tuple[int, np.ndarray]:
         p = self.plan
-        n, _, _ = _scan_ranges(text, p.pattern, p.fail, p.probes, los, his, 0, 0, _NO_OUTPUT, False)
-        return n
+        tally = np.zeros(los.size, np.int64)
+        _scan_ranges(text, p.pattern, p.fail, p.probes, los, his, 0, 0, _NO_OUTPUT, False, tally)
+        return first, tally
 
-    def _positions_item(self, text, los, his) -> np.ndarray:
+    def _positions_item(self, text, first, los, his) -> np.ndarray:
         p = self.plan
         pieces = []
         k, resume, capacity = 0, 0, 1024
         while True:
             out = np.empty(capacity, np.int64)
-            n, k, resume = _scan_ranges(text, p.pattern, p.fail, p.probes, los, his, k, resume, out, True)
+            n, k, resume = _scan_ranges(text, p.pattern, p.fail, p.probes, los, his, k, resume, out, True, _NO_OUTPUT)
             pieces.append(out[:n])
             if k == los.size:
                 return pieces[0] if len(pieces) == 1 else np.concatenate(pieces)

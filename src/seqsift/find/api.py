@@ -19,12 +19,15 @@ import numpy as np
 from seqsift import backend as backends
 from seqsift.errors import InputError, UsageError
 from seqsift.find.plan import SearchPlan, make_plan, reverse_complement
+from seqsift.find.pack import FilePack, regular_size
 from seqsift.io.chunks import ArrayStream, ChunkReader, iter_chunks
 from seqsift.io.fastx import FOLD, SequenceBatch, read_batches
 from seqsift.io.openers import display_name, open_binary
 
 DEFAULT_CHUNK_SIZE = 64 << 20
 SAMPLE_BYTES = 1 << 20
+# Files up to this size are searched packed together (find.pack); larger ones stream alone.
+PACK_FILE_MAX = 1 << 20
 Source = Union[bytes, bytearray, memoryview, np.ndarray, str, os.PathLike, BinaryIO]
 Progress = Callable[[int], None]
 
@@ -116,6 +119,7 @@ class FindJob:
         self._whole: np.ndarray | None = None  # holds a whole small file, reused likewise
         self._cpu_searchers: dict = {}
         self._gpu_searchers: dict = {}
+        self._pack: FilePack | None = None
         self._pool = ThreadPoolExecutor(self.threads, thread_name_prefix="seqsift") if self.threads > 1 else None
 
     def close(self) -> None:
@@ -148,6 +152,54 @@ class FindJob:
                 yield searcher.positions(chunk, los, his) + base
             if progress:
                 progress(max(chunk.size - (m - 1), 0) if base else chunk.size)
+
+    def search_files(
+        self, paths: list[str], count_only: bool, progress: Progress | None = None
+    ) -> Iterator[tuple[str, Iterator[np.ndarray | int]]]:
+        """(path, its results) per path, in order; each result iterator is what offsets() would
+        yield and must be consumed before the next path. On the CPU, files of at most PACK_FILE_MAX
+        bytes are packed into one buffer and searched together."""
+        if self.backend == "cuda":
+            for path in paths:
+                yield path, self.offsets(path, count_only, progress)
+            return
+        if self._pack is None:
+            self._pack = FilePack(self.chunk_size)
+        pack = self._pack
+        for path in paths:
+            size = regular_size(path)
+            if size is not None and size <= min(PACK_FILE_MAX, pack.buffer.size):
+                if size > pack.room():
+                    yield from self._search_pack(pack, count_only, progress)
+                if pack.add(path, size):
+                    continue
+            yield from self._search_pack(pack, count_only, progress)
+            yield path, self.offsets(path, count_only, progress)
+        yield from self._search_pack(pack, count_only, progress)
+
+    def _search_pack(self, pack: FilePack, count_only: bool, progress: Progress | None):
+        if not len(pack):
+            return
+        m = len(self.pattern)
+        text = pack.buffer[: pack.used]
+        searcher = self._cpu_searcher(self._plan(self.pattern, text))
+        files, los, his = pack.ranges(m)
+        if count_only:
+            counts = np.zeros(len(pack), np.int64)
+            counts[files] = searcher.count_ranges(text, los, his)
+            results = [[int(c)] for c in counts]
+        else:
+            found = searcher.positions(text, los, his)
+            starts = np.asarray(pack.starts, np.int64)
+            cuts = np.searchsorted(found, starts)
+            ends = np.append(cuts[1:], found.size)
+            results = [[found[a:b] - s] for a, b, s in zip(cuts, ends, starts)]
+        paths = list(pack.paths)
+        if progress:
+            progress(pack.used)
+        pack.clear()
+        for path, result in zip(paths, results):
+            yield path, iter(result)
 
     def _cpu_chunks(self, source: Source, data: np.ndarray | None) -> Iterator[tuple[int, np.ndarray]]:
         if data is not None:  # in memory: chunks are views, nothing is copied

@@ -9,6 +9,7 @@ from seqsift import __version__
 from seqsift import backend as backends
 from seqsift.errors import InputError, UsageError
 from seqsift.find.api import DEFAULT_CHUNK_SIZE, FindJob, as_pattern
+from seqsift.find.pack import regular_size
 from seqsift.io.openers import STDIN, check_readable
 from seqsift.io.writers import RowWriter, atomic_output
 from seqsift.progress import Progress
@@ -51,57 +52,55 @@ def run(args: argparse.Namespace) -> int:
         fields = ("path", "record", "position", "strand")
     else:
         fields = ("path", "offset")
-    failed = False
+    readable = []
+    for path in files:
+        try:
+            check_readable(path)
+            readable.append(path)
+        except InputError as exc:  # named now, the other files still searched, exit 2 at the end
+            sys.stderr.write(f"seqsift find: error: {exc}\n")
     found = False
     with FindJob(pattern, backend=args.backend, threads=args.threads, chunk_size=args.chunk_size) as job, \
             atomic_output(args.output) as out:
         provenance = {"seqsift": __version__, "command": ["seqsift", *sys.argv[1:]], "backend": job.backend,
                       "device": backends.describe(job.backend), "threads": job.threads}
         writer = RowWriter(out, fields, "json" if args.json else "tsv", provenance)
-        for path in files:
-            try:
-                check_readable(path)
-            except InputError as exc:  # named now, the other files still searched, exit 2 at the end
-                sys.stderr.write(f"seqsift find: error: {exc}\n")
-                failed = True
-                continue
-            n = _search_one(job, path, args, writer)
-            found = found or n > 0
+        progress = Progress("find", None, enabled=not args.quiet)
+        if progress.enabled and not args.fasta:  # --fasta counts bases, not file bytes
+            progress.total = _total_size(readable)
+        try:
+            if args.fasta:
+                results = ((p, job.record_hits(p, args.revcomp, args.count, progress.advance)) for p in readable)
+            else:
+                results = job.search_files(readable, args.count, progress.advance)
+            for path, parts in results:
+                found = _write_results(path, parts, args, writer) > 0 or found
+        finally:
+            progress.close()
     if found and not args.quiet and args.output:
         warn(args, f"results written to {args.output}")
+    failed = len(readable) < len(files)
     return EXIT_ERROR if failed else EXIT_FOUND if found else EXIT_NONE
 
 
-def _search_one(job: FindJob, path: str, args: argparse.Namespace, writer: RowWriter) -> int:
-    """Search one file, writing its rows as they come; returns the number of occurrences."""
-    total = None if args.fasta else _size_or_none(path)  # --fasta counts bases, not file bytes
-    progress = Progress(f"find {path}", total, enabled=not args.quiet)
-    if args.fasta:
-        parts = job.record_hits(path, args.revcomp, args.count, progress.advance)
-    else:
-        parts = job.offsets(path, args.count, progress.advance)
+def _write_results(path: str, parts, args: argparse.Namespace, writer: RowWriter) -> int:
+    """Write one file's rows as they come; returns its number of occurrences."""
     n = 0
-    try:
-        for part in parts:
-            if args.count:
-                n += part
+    for part in parts:
+        if args.count:
+            n += part
+        else:
+            n += len(part)
+            if args.fasta:
+                writer.write_rows((path, r, p, s) for r, p, s in part)
             else:
-                n += len(part)
-                if args.fasta:
-                    writer.write_rows((path, r, p, s) for r, p, s in part)
-                else:
-                    writer.write_rows((path, o) for o in part.tolist())
-    finally:
-        progress.close()
+                writer.write_rows((path, o) for o in part.tolist())
     if args.count:
         writer.write_rows([(path, n)])
     return n
 
 
-def _size_or_none(path: str) -> int | None:
-    import os
-
-    try:
-        return os.path.getsize(path) if path != STDIN else None
-    except OSError:
-        return None
+def _total_size(paths: list[str]) -> int | None:
+    """Bytes to search, for the progress bar; None when stdin or a pipe is among them."""
+    sizes = [regular_size(p) for p in paths]
+    return None if None in sizes else sum(sizes)

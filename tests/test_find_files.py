@@ -1,0 +1,47 @@
+"""Many files through one job: small files packed into one buffer, large ones streamed."""
+
+import numpy as np
+import pytest
+
+from seqsift.find import api as find_api
+from seqsift.find.api import PACK_FILE_MAX, FindJob
+from tests import naive
+
+
+@pytest.fixture
+def tree(tmp_path, rng):
+    """Files of every kind of size: empty, shorter than the pattern, small, one past the packing limit."""
+    sizes = [0, 3, 1, 700, 5000, 12_000, 64, PACK_FILE_MAX + 1, 2, 30_000, 9, 4096]
+    paths = []
+    for i, size in enumerate(sizes):
+        path = tmp_path / f"f{i:02d}"
+        path.write_bytes(bytes(rng.integers(0, 3, size).astype(np.uint8) + 97))
+        paths.append(str(path))
+    return paths
+
+
+def results(job, paths, count_only):
+    out = {}
+    for path, parts in job.search_files(paths, count_only):
+        parts = list(parts)
+        out[path] = sum(parts) if count_only else np.concatenate(parts).tolist() if parts else []
+    return out
+
+
+@pytest.mark.parametrize("chunk_size", [40_000, 1 << 22])
+def test_packed_and_streamed_files_match_the_oracle(tree, threads, chunk_size):
+    for pattern in (b"a", b"abca", b"cc" * 5):
+        want = {p: naive.find_all_fast(open(p, "rb").read(), pattern) for p in tree}
+        with FindJob(pattern, backend="cpu", threads=threads, chunk_size=chunk_size) as job:
+            assert results(job, tree, count_only=False) == want
+            assert results(job, tree, count_only=True) == {p: len(v) for p, v in want.items()}
+            assert [p for p, _ in job.search_files(tree, True)] == tree  # input order, every file once
+
+
+def test_a_file_that_grew_after_it_was_measured_is_searched_whole(tree, monkeypatch):
+    """If a file is longer than its size said, packing refuses it and it is streamed whole."""
+    real = find_api.regular_size
+    monkeypatch.setattr(find_api, "regular_size", lambda p: max(0, real(p) // 2) if real(p) else real(p))
+    want = {p: len(naive.find_all_fast(open(p, "rb").read(), b"ab")) for p in tree}
+    with FindJob(b"ab", backend="cpu", threads=2) as job:
+        assert results(job, tree, count_only=True) == want
