@@ -172,7 +172,7 @@ class CpuSearcher:
         self.pool = pool if threads > 1 else None
 
     def count(self, text: np.ndarray, los: np.ndarray, his: np.ndarray) -> int:
-        return int(self.count_ranges(text, los, his).sum())
+        return sum(self._map(self._count_total, text, los, his))
 
     def count_ranges(self, text: np.ndarray, los: np.ndarray, his: np.ndarray) -> np.ndarray:
         """The number of matches starting in each range."""
@@ -190,6 +190,11 @@ class CpuSearcher:
         if self.pool is None or len(items) == 1:
             return [fn(text, *item) for item in items]
         return list(self.pool.map(lambda item: fn(text, *item), items))
+
+    def _count_total(self, text, first, los, his) -> int:
+        p = self.plan
+        n, _, _ = _scan_ranges(text, p.pattern, p.fail, p.probes, los, his, 0, 0, _NO_OUTPUT, False, _NO_OUTPUT)
+        return n
 
     def _count_item(self, text, first, los, his) -> tuple[int, np.ndarray]:
         p = self.plan
