@@ -20,7 +20,7 @@ from concurrent.futures import Executor
 import numpy as np
 from numba import njit, uint64
 
-from seqsift.find._intrinsics import cttz64, eq_mask32
+from seqsift.intrinsics import cttz64, eq_mask32
 from seqsift.find.kmp import kmp_step
 from seqsift.find.plan import SearchPlan
 

@@ -1,4 +1,5 @@
-"""Two CPU instructions Numba's public API lacks, written as LLVM IR through numba.extending.
+"""CPU instructions Numba's public API lacks, written as LLVM IR through numba.extending;
+shared by the engines' kernels.
 
 eq_mask32 is a 32-byte compare followed by a byte movemask (vpcmpeqb +
 vpmovmskb on AVX2): Numba cannot express the movemask, and the scratch-buffer
@@ -37,5 +38,16 @@ def cttz64(typingctx, x):
 
     def codegen(context, builder, signature, args):
         return builder.cttz(args[0], ir.Constant(ir.IntType(1), 1))
+
+    return sig, codegen
+
+
+@intrinsic
+def popcount64(typingctx, x):
+    """Number of set bits (popcnt): the rank of a base within an FM-index rank block."""
+    sig = types.uint64(types.uint64)
+
+    def codegen(context, builder, signature, args):
+        return builder.ctpop(args[0])
 
     return sig, codegen

@@ -1,0 +1,1 @@
+"""FM-index DNA search (seed 002, GEM): backward search, locate by sampled suffix array."""

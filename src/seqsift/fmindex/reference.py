@@ -1,0 +1,72 @@
+"""A multi-record FASTA reference as one text of symbol codes, ready for suffix sorting.
+
+Codes: 0 '$' (the end, once), 1 '#' (a record boundary or any non-ACGT base), 2-5 A C G T.
+Every non-ACGT base becomes '#' in place, so positions stay those of the FASTA, and a pattern
+of A, C, G and T can never match across a boundary or include an N.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import numpy as np
+
+from seqsift.errors import FormatError
+from seqsift.io.fastx import read_batches
+from seqsift.io.openers import display_name
+
+END, SEP = 0, 1
+BASES = b"ACGT"
+_TEXT_CODE = np.full(256, SEP, np.uint8)
+_READ_CODE = np.full(256, 255, np.uint8)  # reads: A C G T -> 0..3, anything else -> 255
+for _i, _b in enumerate(BASES):
+    _TEXT_CODE[_b] = _TEXT_CODE[_b + 32] = _i + 2
+    _READ_CODE[_b] = _READ_CODE[_b + 32] = _i
+
+
+@dataclass(frozen=True)
+class Reference:
+    """text: codes of every record, one '#' between records, '$' last; starts[i]: where record
+    i begins in text; names and lengths per record."""
+
+    text: np.ndarray
+    names: list[str]
+    starts: np.ndarray
+    lengths: np.ndarray
+
+    def to_record(self, text_positions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(record index, 0-based position in that record) of text positions."""
+        record = np.searchsorted(self.starts, text_positions, "right") - 1
+        return record, text_positions - self.starts[record]
+
+
+def load_reference(path: str | os.PathLike) -> Reference:
+    """Read every record of a FASTA file (plain/gz/bz2/xz) into one encoded text."""
+    names, parts, lengths = [], [], []
+    for batch in read_batches(path, batch_bases=1 << 62):
+        for i, name in enumerate(batch.names):
+            seq = batch.seq[batch.bounds[i] : batch.bounds[i + 1]]
+            names.append(name)
+            parts.append(_TEXT_CODE[seq])
+            lengths.append(seq.size)
+    if not names:
+        raise FormatError(display_name(path), 0, "the reference has no records")
+    pieces = []
+    for part in parts:
+        pieces += [part, np.array([SEP], np.uint8)]
+    pieces[-1] = np.array([END], np.uint8)
+    text = np.concatenate(pieces)
+    if not np.any(text >= 2):
+        raise FormatError(display_name(path), 0, "the reference has no A, C, G or T")
+    lengths = np.asarray(lengths, np.int64)
+    starts = np.concatenate(([0], np.cumsum(lengths + 1)[:-1])).astype(np.int64)
+    return Reference(text=text, names=names, starts=starts, lengths=lengths)
+
+
+def encode_reads(reads: list[bytes | str]) -> tuple[np.ndarray, np.ndarray]:
+    """Reads as flat codes 0..3 (255 for any other letter) plus bounds."""
+    raw = [r.encode() if isinstance(r, str) else bytes(r) for r in reads]
+    flat = np.frombuffer(b"".join(raw), np.uint8)
+    bounds = np.concatenate(([0], np.cumsum([len(r) for r in raw]))).astype(np.int64)
+    return _READ_CODE[flat], bounds

@@ -1,0 +1,87 @@
+"""FM-index construction, count and locate against the naive oracle (issue 3, first part)."""
+
+import numpy as np
+import pytest
+
+from seqsift.errors import FormatError
+from seqsift.fmindex import _cpu
+from seqsift.fmindex.api import FMIndex
+from tests import naive
+from tests.conftest import shared_file
+
+
+def naive_hits(records, read):
+    """(record, position) of read in every record; reads with a non-ACGT letter match nowhere."""
+    read = read.upper()
+    if not read or set(read) - set("ACGT"):
+        return []
+    return [(name, i) for name, seq in records for i in naive.find_all_fast(seq.encode(), read.encode())]
+
+
+@pytest.fixture
+def random_reference(tmp_path, rng):
+    records = []
+    for i in range(6):
+        seq = "".join(rng.choice(list("ACGT"), int(rng.integers(0, 3000))))
+        if len(seq) > 10:  # N runs and IUPAC codes inside records
+            k = int(rng.integers(0, len(seq) - 5))
+            seq = seq[:k] + "NNRY" + seq[k + 4 :]
+        records.append((f"chr{i}", seq))
+    path = tmp_path / "ref.fa"
+    path.write_text("".join(f">{n} desc\n" + "\n".join(s[j : j + 60] for j in range(0, len(s), 60)).lower() + "\n" for n, s in records))
+    return path, [(n, s.upper()) for n, s in records]
+
+
+def reads_for(records, rng, count=300):
+    reads = []
+    joined = "".join(s for _, s in records)
+    for _ in range(count):
+        m = int(rng.integers(1, 25))
+        kind = rng.integers(0, 3)
+        if kind == 0 and len(joined) > m:  # present (or spanning a record join: then absent)
+            k = int(rng.integers(0, len(joined) - m))
+            reads.append(joined[k : k + m])
+        elif kind == 1:
+            reads.append("".join(rng.choice(list("ACGT"), m)))
+        else:
+            reads.append("".join(rng.choice(list("ACGTN"), m)).lower())
+    return reads
+
+
+@pytest.mark.parametrize("sa_sample", [1, 4, 32])
+def test_count_and_locate_match_the_oracle(random_reference, rng, sa_sample):
+    path, records = random_reference
+    index = FMIndex.build(path, sa_sample=sa_sample)
+    assert index.names == [n for n, _ in records]
+    reads = reads_for(records, rng)
+    want = [naive_hits(records, r) for r in reads]
+    assert index.count(reads).tolist() == [len(w) for w in want]
+    for read, hits in zip(reads[:100], want[:100]):
+        assert index.locate(read) == hits
+
+
+@pytest.mark.parametrize("sa_sample", [1, 5, 32])
+def test_locate_needs_at_most_sa_sample_minus_one_steps(random_reference, sa_sample):
+    index = FMIndex.build(random_reference[0], sa_sample=sa_sample)
+    a = index.arrays
+    assert _cpu.max_steps_to_mark(a.blocks, a.C, a.n) <= sa_sample - 1
+
+
+def test_real_genome_and_reads():
+    path = shared_file("lambda_virus.fa.gz")
+    records = naive.read_records(path)
+    index = FMIndex.build(path)
+    reads = [seq[:30] for _, seq in naive.read_records(shared_file("lambda_reads_1.fq.gz"))[:300]]
+    reads += [records[0][1][i : i + 50] for i in range(0, 48_000, 997)]
+    want = [naive_hits(records, r) for r in reads]
+    assert index.count(reads).tolist() == [len(w) for w in want]
+    assert all(index.locate(r) == w for r, w in zip(reads[-40:], want[-40:]))
+
+
+def test_bad_references(tmp_path):
+    (tmp_path / "empty.fa").write_text("")
+    (tmp_path / "n.fa").write_text(">a\nNNNN\n>b\n\n")
+    with pytest.raises(FormatError, match="no records"):
+        FMIndex.build(tmp_path / "empty.fa")
+    with pytest.raises(FormatError, match="no A, C, G or T"):
+        FMIndex.build(tmp_path / "n.fa")
