@@ -8,10 +8,12 @@ __version__ = "0.1.0"
 
 from seqsift.errors import BackendUnavailable, FormatError, InputError, SeqsiftError
 from seqsift.find.api import RecordHits, find, find_count, find_records
+from seqsift.fmindex.api import FMIndex
 
 __all__ = [
     "__version__",
     "BackendUnavailable",
+    "FMIndex",
     "FormatError",
     "InputError",
     "RecordHits",
