@@ -17,9 +17,9 @@ from typing import BinaryIO, Callable, Iterator, Union
 import numpy as np
 
 from seqsift import backend as backends
-from seqsift.errors import InputError, UsageError
+from seqsift.errors import UsageError
 from seqsift.find.plan import SearchPlan, make_plan, reverse_complement
-from seqsift.find.pack import FilePack, regular_size
+from seqsift.find.pack import FilePack, read_whole, regular_size
 from seqsift.io.chunks import ArrayStream, ChunkReader, iter_chunks
 from seqsift.io.fastx import FOLD, SequenceBatch, read_batches
 from seqsift.io.openers import display_name, open_binary
@@ -207,12 +207,13 @@ class FindJob:
             for base in range(0, max(data.size - len(self.pattern) + 1, 1), step):
                 yield base, data[base : base + step + len(self.pattern) - 1]
             return
-        if isinstance(source, (str, os.PathLike)) and str(source) != "-":
+        size = regular_size(source) if isinstance(source, (str, os.PathLike)) else None
+        if size is not None and size <= self.chunk_size:  # one read, no reader thread
             if self._whole is None:
-                self._whole = np.empty(self.chunk_size + 1, np.uint8)
-            small = _read_if_small(source, self.chunk_size, self._whole)
-            if small is not None:  # one read, no reader thread: many small files stay cheap
-                yield 0, small
+                self._whole = np.empty(self.chunk_size, np.uint8)
+            got = read_whole(os.fspath(source), self._whole[:size])
+            if got is not None:
+                yield 0, self._whole[:got]
                 return
         with self._reader(source, None) as reader:
             if self._buffers is None or self._buffers[0].size != reader.buffer_size:
@@ -321,25 +322,6 @@ def _gpu_max_pattern() -> int:
     from seqsift.find._gpu import MAX_PATTERN
 
     return MAX_PATTERN
-
-
-def _read_if_small(path: str | os.PathLike, limit: int, buffer: np.ndarray) -> np.ndarray | None:
-    """The whole content of a file of at most `limit` bytes, read into (a prefix of) buffer,
-    which must hold limit + 1 bytes; None for a larger file."""
-    stream = open_binary(path)
-    try:
-        size = os.fstat(stream.fileno()).st_size
-        if size > limit:
-            return None
-        view = memoryview(buffer)[: size + 1]  # +1 notices a file that grew since fstat
-        got = 0
-        while got < len(view) and (n := stream.readinto(view[got:])):
-            got += n
-    except OSError as exc:
-        raise InputError(display_name(path), f"read failed: {exc.strerror or exc}") from None
-    finally:
-        stream.close()
-    return buffer[:got] if got <= limit else None
 
 
 def _whole_chunk(n: int, m: int) -> tuple[np.ndarray, np.ndarray]:

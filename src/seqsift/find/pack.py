@@ -39,21 +39,9 @@ class FilePack:
     def add(self, path: str, size: int) -> bool:
         """Read the whole file (expected `size` bytes) after the files already packed. False, with
         nothing added, when the file has grown past `size` since it was measured."""
-        try:
-            stream = open(path, "rb", buffering=0)  # a regular file, measured by regular_size
-        except OSError as exc:
-            raise InputError(display_name(path), exc.strerror or str(exc)) from None
-        try:
-            view = memoryview(self.buffer)[self.used : self.used + size]
-            got = 0
-            while got < size and (n := stream.readinto(view[got:])):
-                got += n
-            if stream.read(1):
-                return False
-        except OSError as exc:
-            raise InputError(display_name(path), f"read failed: {exc.strerror or exc}") from None
-        finally:
-            stream.close()
+        got = read_whole(path, self.buffer[self.used : self.used + size])
+        if got is None:
+            return False
         self.paths.append(path)
         self.starts.append(self.used)
         self.sizes.append(got)
@@ -66,6 +54,25 @@ class FilePack:
         his = starts + np.asarray(self.sizes, np.int64) - m + 1
         keep = np.flatnonzero(his > starts)
         return keep, starts[keep], his[keep]
+
+
+def read_whole(path: str, into: np.ndarray) -> int | None:
+    """Read a whole regular file into `into` (sized from its measured length); the bytes read,
+    or None when the file holds more than `into` (it grew since it was measured)."""
+    try:
+        stream = open(path, "rb", buffering=0)
+    except OSError as exc:
+        raise InputError(display_name(path), exc.strerror or str(exc)) from None
+    try:
+        view = memoryview(into)
+        got = 0
+        while got < len(view) and (n := stream.readinto(view[got:])):
+            got += n
+        return None if stream.read(1) else got
+    except OSError as exc:
+        raise InputError(display_name(path), f"read failed: {exc.strerror or exc}") from None
+    finally:
+        stream.close()
 
 
 def regular_size(path: str) -> int | None:
