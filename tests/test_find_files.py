@@ -45,3 +45,14 @@ def test_a_file_that_grew_after_it_was_measured_is_searched_whole(tree, monkeypa
     want = {p: len(naive.find_all_fast(open(p, "rb").read(), b"ab")) for p in tree}
     with FindJob(b"ab", backend="cpu", threads=2) as job:
         assert results(job, tree, count_only=True) == want
+
+
+def test_an_abandoned_single_file_search_leaves_the_pack_empty(tree):
+    """offsets() on one small file borrows the job's pack; stopping halfway must not leave that
+    file in it for the next search_files."""
+    want = {p: len(naive.find_all_fast(open(p, "rb").read(), b"ab")) for p in tree}
+    with FindJob(b"ab", backend="cpu") as job:
+        gen = job.offsets(tree[3], count_only=True)
+        next(gen)
+        gen.close()
+        assert results(job, tree, count_only=True) == want

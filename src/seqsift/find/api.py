@@ -19,7 +19,7 @@ import numpy as np
 from seqsift import backend as backends
 from seqsift.errors import UsageError
 from seqsift.find.plan import SearchPlan, make_plan, reverse_complement
-from seqsift.find.pack import FilePack, read_whole, regular_size
+from seqsift.find.pack import FilePack, regular_size
 from seqsift.io.chunks import ArrayStream, ChunkReader, iter_chunks
 from seqsift.io.fastx import FOLD, SequenceBatch, read_batches
 from seqsift.io.openers import display_name, open_binary
@@ -116,7 +116,6 @@ class FindJob:
         self.gpu_config = gpu_config
         self._plans: dict[bytes, SearchPlan] = {}
         self._buffers: list[np.ndarray] | None = None  # streaming buffers, reused file after file
-        self._whole: np.ndarray | None = None  # holds a whole small file, reused likewise
         self._cpu_searchers: dict = {}
         self._gpu_searchers: dict = {}
         self._pack: FilePack | None = None
@@ -163,9 +162,7 @@ class FindJob:
             for path in paths:
                 yield path, self.offsets(path, count_only, progress)
             return
-        if self._pack is None:
-            self._pack = FilePack(self.chunk_size)
-        pack = self._pack
+        pack = self._file_pack()
         for path in paths:
             size = regular_size(path)
             if size is not None and size <= min(PACK_FILE_MAX, pack.buffer.size):
@@ -176,6 +173,12 @@ class FindJob:
             yield from self._search_pack(pack, count_only, progress)
             yield path, self.offsets(path, count_only, progress)
         yield from self._search_pack(pack, count_only, progress)
+
+    def _file_pack(self) -> FilePack:
+        """The job's buffer of whole files: many packed by search_files, or one small file."""
+        if self._pack is None:
+            self._pack = FilePack(self.chunk_size)
+        return self._pack
 
     def _search_pack(self, pack: FilePack, count_only: bool, progress: Progress | None):
         if not len(pack):
@@ -208,12 +211,13 @@ class FindJob:
                 yield base, data[base : base + step + len(self.pattern) - 1]
             return
         size = regular_size(source) if isinstance(source, (str, os.PathLike)) else None
-        if size is not None and size <= self.chunk_size:  # one read, no reader thread
-            if self._whole is None:
-                self._whole = np.empty(self.chunk_size, np.uint8)
-            got = read_whole(os.fspath(source), self._whole[:size])
-            if got is not None:
-                yield 0, self._whole[:got]
+        pack = self._file_pack()
+        if size is not None and size <= self.chunk_size and not len(pack):  # one read, no reader thread
+            if pack.add(os.fspath(source), size):
+                try:
+                    yield 0, pack.buffer[: pack.used]
+                finally:
+                    pack.clear()
                 return
         with self._reader(source, None) as reader:
             if self._buffers is None or self._buffers[0].size != reader.buffer_size:
