@@ -68,3 +68,12 @@ def record_hits(records, pattern: str, revcomp: bool) -> list[tuple[str, int, st
             hits += [(name, i, "-") for i in find_all_fast(seq_b, reverse_complement(pattern).encode())]
     order = {name: k for k, (name, _) in enumerate(records)}
     return sorted(hits, key=lambda h: (order[h[0]], h[1], h[2]))
+
+
+def dna_hits(records, read: str) -> list[tuple[str, int, str]]:
+    """What `seqsift search` must report for a read: its hits on both strands in reference
+    order; none for an empty read or one with a letter other than A, C, G, T."""
+    read = read.upper()
+    if not read or set(read) - set("ACGT"):
+        return []
+    return record_hits(records, read, revcomp=True)

@@ -6,16 +6,10 @@ import pytest
 from seqsift.errors import FormatError
 from seqsift.fmindex import _cpu
 from seqsift.fmindex.api import FMIndex
+from seqsift.fmindex.query import SearchOptions
+from seqsift.fmindex.reference import encode_reads
 from tests import naive
 from tests.conftest import shared_file
-
-
-def naive_hits(records, read):
-    """(record, position) of read in every record; reads with a non-ACGT letter match nowhere."""
-    read = read.upper()
-    if not read or set(read) - set("ACGT"):
-        return []
-    return [(name, i) for name, seq in records for i in naive.find_all_fast(seq.encode(), read.encode())]
 
 
 @pytest.fixture
@@ -48,16 +42,35 @@ def reads_for(records, rng, count=300):
     return reads
 
 
-@pytest.mark.parametrize("sa_sample", [1, 4, 32])
-def test_count_and_locate_match_the_oracle(random_reference, rng, sa_sample):
+ALL_OPTIONS = [SearchOptions(kmer, shortcut, width) for kmer in (True, False)
+               for shortcut in ("none", "rank", "verify") for width in (1, 3, 16)]
+
+
+@pytest.mark.parametrize("sa_sample,kmer", [(1, 3), (4, 0), (32, None), (7, 6)])
+def test_count_and_locate_match_the_oracle(random_reference, rng, sa_sample, kmer):
     path, records = random_reference
-    index = FMIndex.build(path, sa_sample=sa_sample)
+    index = FMIndex.build(path, sa_sample=sa_sample, kmer=kmer)
     assert index.names == [n for n, _ in records]
     reads = reads_for(records, rng)
-    want = [naive_hits(records, r) for r in reads]
+    want = [naive.dna_hits(records, r) for r in reads]
     assert index.count(reads).tolist() == [len(w) for w in want]
-    for read, hits in zip(reads[:100], want[:100]):
-        assert index.locate(read) == hits
+    got = index.locate(reads, max_hits=5)
+    assert [c for c, _ in got] == [len(w) for w in want]
+    assert [[tuple(h) for h in hits] for _, hits in got] == [w[:5] for w in want]
+
+
+@pytest.mark.parametrize("options", ALL_OPTIONS, ids=str)
+def test_every_optimization_setting_gives_the_same_hits(random_reference, rng, options):
+    path, records = random_reference
+    index = FMIndex.build(path, sa_sample=8, kmer=4)
+    reads = reads_for(records, rng, count=200)
+    codes, bounds = encode_reads(reads)
+    found = index.searcher(options).hits(codes, bounds, max_hits=10**9)
+    want = [naive.dna_hits(records, r) for r in reads]
+    assert found.counts.tolist() == [len(w) for w in want]
+    record, position = index.reference.to_record(found.text_pos)
+    got = [(index.names[r], int(p), "+-"[s]) for r, p, s in zip(record, position, found.strand)]
+    assert got == [h for w in want for h in w]
 
 
 @pytest.mark.parametrize("sa_sample", [1, 5, 32])
@@ -73,9 +86,9 @@ def test_real_genome_and_reads():
     index = FMIndex.build(path)
     reads = [seq[:30] for _, seq in naive.read_records(shared_file("lambda_reads_1.fq.gz"))[:300]]
     reads += [records[0][1][i : i + 50] for i in range(0, 48_000, 997)]
-    want = [naive_hits(records, r) for r in reads]
+    want = [naive.dna_hits(records, r) for r in reads]
     assert index.count(reads).tolist() == [len(w) for w in want]
-    assert all(index.locate(r) == w for r, w in zip(reads[-40:], want[-40:]))
+    assert [[tuple(h) for h in hits] for _, hits in index.locate(reads)] == [w[:100] for w in want]
 
 
 def test_bad_references(tmp_path):

@@ -55,12 +55,13 @@ def common_options() -> argparse.ArgumentParser:
 def build_parser() -> argparse.ArgumentParser:
     from seqsift import demo
     from seqsift.find import command as find_command
+    from seqsift.fmindex import simulate
 
     parser = argparse.ArgumentParser(prog="seqsift", description="Find patterns in large data fast.")
     parser.add_argument("--version", action="version", version=f"seqsift {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     parent = common_options()
-    for module in (find_command, demo):
+    for module in (find_command, simulate, demo):
         module.add_parser(sub, parent)
     return parser
 

@@ -1,61 +1,80 @@
-"""Public FM-index API: build from a FASTA reference, count and locate exact matches."""
+"""Public FM-index API: build from FASTA or load an .ssx file, then count and locate reads on
+both strands."""
 
 from __future__ import annotations
 
 import os
-
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
 from seqsift.fmindex.reference import Reference, encode_reads, load_reference
+from seqsift.io.openers import display_name
 
 if TYPE_CHECKING:  # the kernels and the suffix sorter load on first use, not on `import seqsift`
     from seqsift.fmindex.build import IndexArrays
+    from seqsift.fmindex.query import SearchOptions
+
+
+class Hit(NamedTuple):
+    record: str
+    position: int  # 0-based, leftmost, on the forward strand
+    strand: str  # '+' or '-'
 
 
 class FMIndex:
     """An FM-index of a DNA reference. Reads match only A, C, G and T (case-insensitive); a read
-    with any other letter occurs nowhere, and no match spans two records or includes an N."""
+    with any other letter occurs nowhere, and no match spans two records or includes an N.
+    Counts cover both strands: a read equal to its own reverse complement counts each site twice."""
 
-    def __init__(self, reference: Reference, arrays: "IndexArrays"):
+    def __init__(self, reference: Reference, arrays: "IndexArrays", source: str = "<memory>"):
         self.reference = reference
         self.arrays = arrays
+        self.source = source
+        self._searchers: dict = {}
 
     @classmethod
-    def build(cls, fasta: str | os.PathLike, sa_sample: int = 32) -> "FMIndex":
+    def build(cls, fasta: str | os.PathLike, sa_sample: int = 32, kmer: int | None = None) -> "FMIndex":
+        """Index a FASTA file; kmer=None picks the k-mer table length from the genome size."""
         from seqsift.fmindex.build import build_arrays
 
         reference = load_reference(fasta)
-        return cls(reference, build_arrays(reference, sa_sample))
+        return cls(reference, build_arrays(reference, sa_sample, kmer), display_name(fasta))
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> "FMIndex":
+        """Map an .ssx file written by save() or `seqsift index` (checked, never unpickled)."""
+        from seqsift.fmindex.ssx import load_index
+
+        loaded = load_index(path)
+        return cls(loaded.reference, loaded.arrays, display_name(path))
+
+    def save(self, path: str | os.PathLike) -> None:
+        from seqsift.fmindex.ssx import write_index
+
+        write_index(path, self.reference, self.arrays, self.source)
 
     @property
     def names(self) -> list[str]:
         return self.reference.names
 
-    def intervals(self, reads: list[bytes | str]) -> tuple[np.ndarray, np.ndarray]:
-        """BWT interval [lo, hi) of each read (forward strand)."""
-        from seqsift.fmindex import _cpu
+    def searcher(self, options: "SearchOptions | None" = None):
+        from seqsift.fmindex.query import SearchOptions, Searcher
 
-        seq, bounds = encode_reads(reads)
-        lo = np.empty(len(reads), np.int64)
-        hi = np.empty(len(reads), np.int64)
-        a = self.arrays
-        _cpu.intervals(a.blocks, a.C, a.n, seq, bounds, lo, hi)
-        return lo, hi
+        options = options or SearchOptions()
+        if options not in self._searchers:
+            self._searchers[options] = Searcher(self.arrays, self.source, options)
+        return self._searchers[options]
 
     def count(self, reads: list[bytes | str]) -> np.ndarray:
-        """Occurrences of each read in the reference (forward strand)."""
-        lo, hi = self.intervals(reads)
-        return hi - lo
+        """Occurrences of each read in the reference, both strands together."""
+        return self.searcher().count(*encode_reads(reads))
 
-    def locate(self, read: bytes | str) -> list[tuple[str, int]]:
-        """(record name, 0-based position) of every occurrence, in reference order."""
-        from seqsift.fmindex import _cpu
-
-        lo, hi = self.intervals([read])
-        a = self.arrays
-        text_pos = np.empty(int(hi[0] - lo[0]), np.int64)
-        _cpu.locate_rows(a.blocks, a.C, a.samples, int(lo[0]), int(hi[0]), text_pos)
-        record, position = self.reference.to_record(np.sort(text_pos))
-        return [(self.names[r], int(p)) for r, p in zip(record, position)]
+    def locate(self, reads: list[bytes | str], max_hits: int = 100) -> list[tuple[int, list[Hit]]]:
+        """(count, first max_hits hits in reference order) of each read."""
+        found = self.searcher().hits(*encode_reads(reads), max_hits)
+        record, position = self.reference.to_record(found.text_pos)
+        names = self.names
+        hits = [Hit(names[r], int(p), "+-"[s]) for r, p, s in zip(record.tolist(), position.tolist(), found.strand.tolist())]
+        o = found.offsets
+        return [(int(c), hits[o[i] : o[i + 1]]) for i, c in enumerate(found.counts.tolist())]

@@ -1,4 +1,5 @@
-"""Index construction: suffix array (pydivsufsort), BWT, C array, rank blocks, SA samples.
+"""Index construction: suffix array (pydivsufsort), BWT, C array, rank blocks, SA samples,
+k-mer table and the 2-bit packed reference.
 
 Rank structure, one level (seed section 4.2.6, annex D): one 64-byte block per 64 BWT rows,
 as 8 uint64 words: [count A | count C << 32, count G | count T << 32, bitmap A, bitmap C,
@@ -8,10 +9,14 @@ count plus a popcount, and locating touches the mark bits in the same cache line
 Locate (section 4.3.1, annex D4, "inverse marking"): rows are marked where the suffix array
 holds a multiple of `sa_sample`, and where the BWT symbol is '#' or '$' (so an LF walk never
 crosses a boundary); walking LF from any row reaches a mark within sa_sample - 1 steps.
+
+Memoization (section 4.2.1, annex D5 strategy B2): the BWT interval of every k-mer, filled
+completely at build time, replaces the last k steps of every backward search.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -22,15 +27,28 @@ from seqsift.fmindex.reference import Reference
 
 WORDS = 8
 MAX_TEXT = (1 << 32) - 1  # block counts are 32-bit
+MAX_KMER = 14  # 4^14 intervals are 2 GiB of table
+KMER_CAP = 10  # the default never exceeds 8 MiB of table: it must stay in cache (docs/benchmarks.md)
 
 
 @dataclass(frozen=True)
 class IndexArrays:
     blocks: np.ndarray  # uint64 (n // 64 + 1, 8)
     C: np.ndarray  # int64 (4,): rows whose suffix starts with a smaller symbol, per base
-    samples: np.ndarray  # int64: text position of each marked row, in row order
+    samples: np.ndarray  # uint32: text position of each marked row, in row order
+    kmer_table: np.ndarray  # uint32 (4^k, 2): [lo, hi) of each k-mer, first base most significant
+    packed: np.ndarray  # uint8: the text, 4 bases a byte (low bits first), non-ACGT as A
+    gaps: np.ndarray  # int64 (m, 2): [start, end) of each run of '#'/'$' in the text
     n: int  # rows (text length, '$' included)
     sa_sample: int
+    kmer: int
+
+
+def default_kmer(n: int) -> int:
+    """The k-mer table length for a text of n symbols: the largest k with 4^k <= n / 4 (a longer
+    table mostly holds empty intervals), capped at KMER_CAP so the table (8 * 4^k bytes) stays
+    in cache."""
+    return max(1, min(KMER_CAP, int(math.log(max(n, 16) / 4, 4))))
 
 
 def _bits(flags: np.ndarray, nblocks: int) -> np.ndarray:
@@ -47,7 +65,41 @@ def _exclusive_counts(flags: np.ndarray, nblocks: int) -> np.ndarray:
     return np.concatenate(([0], np.cumsum(per_block)[:-1])).astype(np.uint64)
 
 
-def build_arrays(reference: Reference, sa_sample: int = 32) -> IndexArrays:
+def _kmer_table(text: np.ndarray, sa: np.ndarray, k: int) -> np.ndarray:
+    """[lo, hi) of every k-mer: the rows whose suffix starts with it are contiguous in the SA."""
+    n = text.size
+    code = np.zeros(n, np.int64)
+    valid = np.ones(n, bool)
+    padded = np.concatenate((text, np.zeros(k, np.uint8)))
+    for t in range(k):
+        window = padded[t : t + n]
+        valid &= window >= 2
+        code = code * 4 + (window.astype(np.int64) - 2)
+    rows = np.flatnonzero(valid[sa])
+    sorted_codes = code[sa[rows]]
+    kmers = np.arange(4**k, dtype=np.int64)
+    first = np.searchsorted(sorted_codes, kmers, "left")
+    last = np.searchsorted(sorted_codes, kmers, "right")
+    table = np.zeros((4**k, 2), np.uint32)
+    hit = last > first
+    table[hit, 0] = rows[first[hit]]
+    table[hit, 1] = rows[last[hit] - 1] + 1
+    return table
+
+
+def _pack(text: np.ndarray) -> np.ndarray:
+    two_bit = np.where(text >= 2, text - 2, 0).astype(np.uint8)
+    two_bit = np.concatenate((two_bit, np.zeros(-two_bit.size % 4, np.uint8))).reshape(-1, 4)
+    return (two_bit[:, 0] | (two_bit[:, 1] << 2) | (two_bit[:, 2] << 4) | (two_bit[:, 3] << 6)).astype(np.uint8)
+
+
+def _gaps(text: np.ndarray) -> np.ndarray:
+    flags = np.concatenate(([0], (text < 2).astype(np.int8), [0]))
+    edges = np.flatnonzero(np.diff(flags))
+    return edges.reshape(-1, 2).astype(np.int64)
+
+
+def build_arrays(reference: Reference, sa_sample: int = 32, kmer: int | None = None) -> IndexArrays:
     if sa_sample < 1:
         raise UsageError(f"--sa-sample {sa_sample}: give a whole number of at least 1")
     text = np.ascontiguousarray(reference.text)  # pydivsufsort needs a writable array
@@ -56,6 +108,9 @@ def build_arrays(reference: Reference, sa_sample: int = 32) -> IndexArrays:
     n = int(text.size)
     if n > MAX_TEXT:
         raise UsageError(f"the reference holds {n:,} symbols; this index format takes at most {MAX_TEXT:,}")
+    k = default_kmer(n) if kmer is None else kmer
+    if not 0 <= k <= MAX_KMER:
+        raise UsageError(f"--kmer {k}: give 0 (no table) to {MAX_KMER}")
     sa = divsufsort(text).astype(np.int64)
     bwt = text[sa - 1]  # sa == 0 wraps to text[-1], the '$'
     nblocks = n // 64 + 1
@@ -70,4 +125,7 @@ def build_arrays(reference: Reference, sa_sample: int = 32) -> IndexArrays:
     blocks[:, 7] = _exclusive_counts(marked, nblocks)
     symbol_counts = np.bincount(text, minlength=6)
     C = np.cumsum(symbol_counts)[1:5].astype(np.int64)  # symbols below A, C, G, T
-    return IndexArrays(blocks=blocks, C=C, samples=sa[marked], n=n, sa_sample=sa_sample)
+    return IndexArrays(
+        blocks=blocks, C=C, samples=sa[marked].astype(np.uint32), kmer_table=_kmer_table(text, sa, k),
+        packed=_pack(text), gaps=_gaps(text), n=n, sa_sample=sa_sample, kmer=k,
+    )

@@ -1,0 +1,103 @@
+"""Count and locate a batch of reads on both strands: the search kernels plus the bookkeeping
+that turns BWT intervals into sorted (record, position, strand) hits."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from seqsift.errors import InputError
+from seqsift.fmindex.build import IndexArrays
+
+SHORTCUTS = {"none": 0, "rank": 1, "verify": 2}
+DEFAULT_WIDTH = 16
+
+
+@dataclass(frozen=True)
+class SearchOptions:
+    """The seed's optimizations, each switchable for the ablation benchmark."""
+
+    kmer_table: bool = True
+    shortcut: str = "verify"
+    width: int = DEFAULT_WIDTH  # queries interleaved in lockstep; 1 = one at a time
+
+
+@dataclass
+class BatchHits:
+    """Per read: count (both strands) and its first max_hits hits, sorted by reference order,
+    position, then strand (0 forward, 1 reverse): hits of read i are [offsets[i], offsets[i+1])."""
+
+    counts: np.ndarray
+    offsets: np.ndarray
+    text_pos: np.ndarray
+    strand: np.ndarray
+
+
+class Searcher:
+    """The CPU search of one index; safe to call from several threads at once."""
+
+    def __init__(self, arrays: IndexArrays, source: str, options: SearchOptions = SearchOptions()):
+        if options.shortcut not in SHORTCUTS:
+            raise ValueError(f"shortcut {options.shortcut!r} is not one of {sorted(SHORTCUTS)}")
+        self.a = arrays
+        self.source = source
+        self.options = options
+        if options.kmer_table:
+            self.table, self.k = arrays.kmer_table, arrays.kmer
+        else:
+            self.table, self.k = np.array([[0, arrays.n]], np.uint32), 0
+        self.gap_starts = np.ascontiguousarray(arrays.gaps[:, 0])
+        self.gap_ends = np.ascontiguousarray(arrays.gaps[:, 1])
+
+    def intervals(self, codes: np.ndarray, bounds: np.ndarray):
+        """(lo, hi, pos) per query, 2 per read (forward, reverse complement)."""
+        from seqsift.fmindex import _cpu
+
+        a = self.a
+        nq = 2 * (bounds.size - 1)
+        lo, hi, pos = np.empty(nq, np.int64), np.empty(nq, np.int64), np.empty(nq, np.int64)
+        status = _cpu.search(a.blocks, a.C, a.n, self.table, self.k, a.packed, self.gap_starts, self.gap_ends,
+                             a.samples, a.sa_sample, codes, bounds, self.options.width,
+                             SHORTCUTS[self.options.shortcut], lo, hi, pos)
+        self._check(status)
+        return lo, hi, pos
+
+    def count(self, codes: np.ndarray, bounds: np.ndarray) -> np.ndarray:
+        lo, hi, _ = self.intervals(codes, bounds)
+        per_query = hi - lo
+        return per_query[0::2] + per_query[1::2]
+
+    def hits(self, codes: np.ndarray, bounds: np.ndarray, max_hits: int) -> BatchHits:
+        """Counts and located hits. Every occurrence is located so the listed ones are the first
+        max_hits in reference order, whatever the count."""
+        from seqsift.fmindex import _cpu
+
+        lo, hi, pos = self.intervals(codes, bounds)
+        sizes = hi - lo
+        counts = sizes[0::2] + sizes[1::2]
+        walk = (sizes > 0) & (pos < 0)
+        walk_sizes = sizes[walk]
+        total = int(walk_sizes.sum())
+        firsts = np.cumsum(walk_sizes) - walk_sizes
+        rows = np.repeat(lo[walk] - firsts, walk_sizes) + np.arange(total, dtype=np.int64)
+        located = np.empty(total, np.int64)
+        self._check(_cpu.locate(self.a.blocks, self.a.C, self.a.samples, self.a.sa_sample, rows,
+                                self.options.width, located))
+        direct = pos >= 0
+        query = np.concatenate((np.repeat(np.flatnonzero(walk), walk_sizes), np.flatnonzero(direct)))
+        text_pos = np.concatenate((located, pos[direct]))
+        if text_pos.size and int(text_pos.max()) >= self.a.n:
+            raise InputError(self.source, "the index is inconsistent: a located position lies past the text")
+        read, strand = query >> 1, query & 1
+        order = np.lexsort((strand, text_pos, read))
+        read, text_pos, strand = read[order], text_pos[order], strand[order]
+        rank_in_read = np.arange(read.size) - np.repeat(np.cumsum(counts) - counts, counts)
+        keep = rank_in_read < max_hits
+        listed = np.minimum(counts, max_hits)
+        offsets = np.concatenate(([0], np.cumsum(listed))).astype(np.int64)
+        return BatchHits(counts=counts, offsets=offsets, text_pos=text_pos[keep], strand=strand[keep].astype(np.int8))
+
+    def _check(self, status: int) -> None:
+        if status < 0:
+            raise InputError(self.source, "the index is inconsistent: an LF walk never reached a sampled row")

@@ -1,0 +1,172 @@
+"""The .ssx index file: one file, memory-mapped on load, safe to open when it is not ours.
+
+Layout (docs/formats.md): a 32-byte preamble (magic, format version, header length, header
+CRC-32), a JSON header (parameters, records, and per array its dtype, shape, offset and
+CRC-32), then the arrays, each 64-byte aligned. Loading maps the file and views the arrays in
+place; nothing is unpickled. Every checksum is verified, and then the invariants the kernels
+rely on (counts, row numbers, positions in range), so a damaged or crafted file is an error,
+never an out-of-bounds read.
+"""
+
+from __future__ import annotations
+
+import json
+import mmap
+import os
+import struct
+import zlib
+from dataclasses import dataclass
+
+import numpy as np
+
+from seqsift import __version__
+from seqsift.errors import InputError
+from seqsift.fmindex.build import MAX_KMER, MAX_TEXT, WORDS, IndexArrays
+from seqsift.fmindex.reference import Reference
+from seqsift.io.openers import check_readable, display_name
+from seqsift.io.writers import atomic_output
+
+MAGIC = b"SSXFMIDX"
+VERSION = 1
+PREAMBLE = struct.Struct("<8sIII12x")  # magic, version, header length, header crc32
+ALIGN = 64
+MAX_HEADER = 1 << 28
+ARRAYS = {  # name: dtype every array must have
+    "blocks": "<u8", "samples": "<u4", "kmer_table": "<u4", "packed": "u1", "gaps": "<i8",
+    "starts": "<i8", "lengths": "<i8",
+}
+
+
+@dataclass(frozen=True)
+class LoadedIndex:
+    reference: Reference
+    arrays: IndexArrays
+    header: dict
+
+
+def _crc(array: np.ndarray) -> int:
+    return zlib.crc32(memoryview(np.ascontiguousarray(array)).cast("B"))
+
+
+def write_index(path: str | os.PathLike, reference: Reference, arrays: IndexArrays, source: str = "") -> None:
+    """Write the index atomically (a temp file renamed on success)."""
+    named = {
+        "blocks": arrays.blocks, "samples": arrays.samples, "kmer_table": arrays.kmer_table,
+        "packed": arrays.packed, "gaps": arrays.gaps, "starts": reference.starts, "lengths": reference.lengths,
+    }
+    layout, offset = {}, 0
+    for name, array in named.items():
+        array = np.ascontiguousarray(array, dtype=ARRAYS[name])
+        named[name] = array
+        layout[name] = {"dtype": ARRAYS[name], "shape": list(array.shape), "offset": offset, "crc32": _crc(array)}
+        offset += -(-array.nbytes // ALIGN) * ALIGN
+    header = {
+        "format": "seqsift FM-index", "created_by": f"seqsift {__version__}", "source": source,
+        "alphabet": "$#ACGT", "n": arrays.n, "sa_sample": arrays.sa_sample, "kmer": arrays.kmer,
+        "C": [int(c) for c in arrays.C], "names": list(reference.names), "arrays": layout,
+    }
+    text = json.dumps(header, separators=(",", ":")).encode()
+    data_start = -(-(PREAMBLE.size + len(text)) // ALIGN) * ALIGN
+    with atomic_output(path) as out:
+        out.write(PREAMBLE.pack(MAGIC, VERSION, len(text), zlib.crc32(text)))
+        out.write(text)
+        out.write(b"\0" * (data_start - PREAMBLE.size - len(text)))
+        for name, array in named.items():
+            out.write(memoryview(array).cast("B"))
+            out.write(b"\0" * (-array.nbytes % ALIGN))
+
+
+def load_index(path: str | os.PathLike) -> LoadedIndex:
+    """Map an index file; InputError naming the file on anything wrong with it."""
+    name = display_name(path)
+    check_readable(path)
+    with open(path, "rb") as f:
+        size = os.fstat(f.fileno()).st_size
+        head = f.read(PREAMBLE.size)
+        if len(head) < PREAMBLE.size or not head.startswith(MAGIC):
+            raise InputError(name, "not a seqsift index (.ssx): wrong magic bytes")
+        _, version, header_len, header_crc = PREAMBLE.unpack(head)
+        if version != VERSION:
+            raise InputError(name, f"index format version {version}; this seqsift reads version {VERSION}: rebuild it with `seqsift index`")
+        if header_len > min(size - PREAMBLE.size, MAX_HEADER):
+            raise InputError(name, "the index is truncated (its header runs past the end of the file)")
+        text = f.read(header_len)
+        if zlib.crc32(text) != header_crc:
+            raise InputError(name, "the index header is corrupt (checksum mismatch)")
+        try:
+            header = json.loads(text)
+        except ValueError as exc:
+            raise InputError(name, f"the index header is not valid JSON ({exc})") from None
+        data_start = -(-(PREAMBLE.size + header_len) // ALIGN) * ALIGN
+        mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if size else None
+    views = _map_arrays(name, header, mapped, data_start, size)
+    return _check(name, header, views)
+
+
+def _map_arrays(name: str, header: dict, mapped, data_start: int, size: int) -> dict[str, np.ndarray]:
+    layout = header.get("arrays")
+    if not isinstance(layout, dict) or set(layout) != set(ARRAYS):
+        raise InputError(name, f"the index header must list exactly the arrays {sorted(ARRAYS)}")
+    views = {}
+    for key, dtype in ARRAYS.items():
+        spec = layout[key]
+        try:
+            shape = tuple(int(s) for s in spec["shape"])
+            offset, crc = int(spec["offset"]), int(spec["crc32"])
+            ok = spec["dtype"] == dtype and all(s >= 0 for s in shape) and offset >= 0 and offset % ALIGN == 0
+        except (KeyError, TypeError, ValueError):
+            ok = False
+        if not ok:
+            raise InputError(name, f"the index header describes array {key!r} wrongly")
+        count = int(np.prod(shape, dtype=object))
+        start = data_start + offset
+        if start + count * np.dtype(dtype).itemsize > size:
+            raise InputError(name, f"the index is truncated (array {key!r} runs past the end of the file)")
+        array = np.frombuffer(mapped, dtype, count, start).reshape(shape)
+        if _crc(array) != crc:
+            raise InputError(name, f"array {key!r} of the index is corrupt (checksum mismatch)")
+        views[key] = array
+    return views
+
+
+def _check(name: str, header: dict, v: dict[str, np.ndarray]) -> LoadedIndex:
+    """The invariants every kernel relies on, checked in bulk (numpy), so no row, sample or
+    table entry can point outside its array."""
+    def need(condition, what: str):
+        if not condition:
+            raise InputError(name, f"the index is inconsistent: {what}")
+
+    try:
+        n, s, k = int(header["n"]), int(header["sa_sample"]), int(header["kmer"])
+        C = np.asarray(header["C"], np.int64)
+        names = [str(x) for x in header["names"]]
+    except (KeyError, TypeError, ValueError):
+        raise InputError(name, "the index header lacks n, sa_sample, kmer, C or names") from None
+    need(2 <= n <= MAX_TEXT and s >= 1 and 0 <= k <= MAX_KMER, "n, sa_sample or kmer out of range")
+    blocks, samples, table = v["blocks"], v["samples"], v["kmer_table"]
+    need(blocks.shape == (n // 64 + 1, WORDS), "rank blocks do not match the text length")
+    need(C.shape == (4,) and np.all(np.diff(np.concatenate(([1], C, [n]))) >= 0), "C array")
+    bits = np.bitwise_count(blocks[:, 2:6]).astype(np.int64)
+    counts = np.stack([blocks[:, 0] & 0xFFFFFFFF, blocks[:, 0] >> 32, blocks[:, 1] & 0xFFFFFFFF, blocks[:, 1] >> 32], 1).astype(np.int64)
+    need(np.array_equal(counts[1:], np.cumsum(bits, 0)[:-1]) and not counts[0].any(), "rank counts")
+    totals = counts[-1] + bits[-1]
+    need(np.array_equal(np.diff(np.concatenate((C, [n]))), totals), "C against the rank counts")
+    union = blocks[:, 2] | blocks[:, 3] | blocks[:, 4] | blocks[:, 5]
+    need(int(np.bitwise_count(union).astype(np.int64).sum()) == int(bits.sum()), "base bitmaps overlap")
+    tail = n % 64  # rows in the last block; every row below n has a base bit or a mark
+    full = np.full(blocks.shape[0], np.uint64(0xFFFFFFFFFFFFFFFF))
+    full[-1] = np.uint64((1 << tail) - 1)
+    need(np.array_equal((union | blocks[:, 6]), full), "a row with neither a base nor a mark, or bits past the last row")
+    marks = np.bitwise_count(blocks[:, 6]).astype(np.int64)
+    need(np.array_equal(blocks[:, 7].astype(np.int64), np.concatenate(([0], np.cumsum(marks)[:-1]))), "mark ranks")
+    need(samples.shape == (int(marks.sum()),) and (samples.size == 0 or int(samples.max()) < n), "SA samples")
+    need(table.shape == (4**k, 2) and np.all(table[:, 0] <= table[:, 1]) and (table.size == 0 or int(table[:, 1].max()) <= n), "k-mer table")
+    need(v["packed"].shape == (-(-n // 4),), "packed reference length")
+    starts, lengths, gaps = v["starts"], v["lengths"], v["gaps"]
+    need(len(names) >= 1 and starts.shape == lengths.shape == (len(names),), "record table")
+    need(np.all(lengths >= 0) and starts[0] == 0 and np.array_equal(starts[1:], (starts + lengths + 1)[:-1]) and starts[-1] + lengths[-1] + 1 == n, "record offsets")
+    need(gaps.ndim == 2 and gaps.shape[1] == 2 and np.all(gaps[:, 0] < gaps[:, 1]) and np.all(gaps[1:, 0] > gaps[:-1, 1]) and (gaps.size == 0 or (gaps[0, 0] >= 0 and gaps[-1, 1] == n)), "gap runs")
+    reference = Reference(text=None, names=names, starts=starts, lengths=lengths)
+    arrays = IndexArrays(blocks=blocks, C=C, samples=samples, kmer_table=table, packed=v["packed"], gaps=gaps,
+                         n=n, sa_sample=s, kmer=k)
+    return LoadedIndex(reference=reference, arrays=arrays, header=header)
