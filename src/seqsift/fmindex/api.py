@@ -58,13 +58,20 @@ class FMIndex:
     def names(self) -> list[str]:
         return self.reference.names
 
-    def searcher(self, options: "SearchOptions | None" = None):
+    def searcher(self, options: "SearchOptions | None" = None, backend: str = "cpu"):
+        """The search engine for these options on a resolved backend ('cpu' or 'cuda')."""
         from seqsift.fmindex.query import SearchOptions, Searcher
 
         options = options or SearchOptions()
-        if options not in self._searchers:
-            self._searchers[options] = Searcher(self.arrays, self.source, options)
-        return self._searchers[options]
+        key = (options, backend)
+        if key not in self._searchers:
+            if backend == "cuda":
+                from seqsift.fmindex._gpu import GpuSearcher
+
+                self._searchers[key] = GpuSearcher(self.arrays, self.source)
+            else:
+                self._searchers[key] = Searcher(self.arrays, self.source, options)
+        return self._searchers[key]
 
     def count(self, reads: list[bytes | str]) -> np.ndarray:
         """Occurrences of each read in the reference, both strands together."""

@@ -71,19 +71,19 @@ class Searcher:
     def hits(self, codes: np.ndarray, bounds: np.ndarray, max_hits: int) -> BatchHits:
         """Counts and located hits. Every occurrence is located so the listed ones are the first
         max_hits in reference order, whatever the count."""
-        from seqsift.fmindex import _cpu
-
         lo, hi, pos = self.intervals(codes, bounds)
         sizes = hi - lo
         counts = sizes[0::2] + sizes[1::2]
+        if max_hits == 0:  # counting only: nothing to locate
+            empty = np.empty(0, np.int64)
+            return BatchHits(counts=counts, offsets=np.zeros(counts.size + 1, np.int64), text_pos=empty,
+                             strand=empty.astype(np.int8))
         walk = (sizes > 0) & (pos < 0)
         walk_sizes = sizes[walk]
         total = int(walk_sizes.sum())
         firsts = np.cumsum(walk_sizes) - walk_sizes
         rows = np.repeat(lo[walk] - firsts, walk_sizes) + np.arange(total, dtype=np.int64)
-        located = np.empty(total, np.int64)
-        self._check(_cpu.locate(self.a.blocks, self.a.C, self.a.samples, self.a.sa_sample, rows,
-                                self.options.width, located))
+        located = self._locate(rows)
         direct = pos >= 0
         query = np.concatenate((np.repeat(np.flatnonzero(walk), walk_sizes), np.flatnonzero(direct)))
         text_pos = np.concatenate((located, pos[direct]))
@@ -97,6 +97,14 @@ class Searcher:
         listed = np.minimum(counts, max_hits)
         offsets = np.concatenate(([0], np.cumsum(listed))).astype(np.int64)
         return BatchHits(counts=counts, offsets=offsets, text_pos=text_pos[keep], strand=strand[keep].astype(np.int8))
+
+    def _locate(self, rows: np.ndarray) -> np.ndarray:
+        from seqsift.fmindex import _cpu
+
+        located = np.empty(rows.size, np.int64)
+        self._check(_cpu.locate(self.a.blocks, self.a.C, self.a.samples, self.a.sa_sample, rows,
+                                self.options.width, located))
+        return located
 
     def _check(self, status: int) -> None:
         if status < 0:

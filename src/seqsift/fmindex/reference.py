@@ -19,10 +19,10 @@ from seqsift.io.openers import display_name
 END, SEP = 0, 1
 BASES = b"ACGT"
 _TEXT_CODE = np.full(256, SEP, np.uint8)
-_READ_CODE = np.full(256, 255, np.uint8)  # reads: A C G T -> 0..3, anything else -> 255
+READ_CODE = np.full(256, 255, np.uint8)  # reads: A C G T -> 0..3, anything else -> 255
 for _i, _b in enumerate(BASES):
     _TEXT_CODE[_b] = _TEXT_CODE[_b + 32] = _i + 2
-    _READ_CODE[_b] = _READ_CODE[_b + 32] = _i
+    READ_CODE[_b] = READ_CODE[_b + 32] = _i
 
 
 @dataclass(frozen=True)
@@ -69,4 +69,4 @@ def encode_reads(reads: list[bytes | str]) -> tuple[np.ndarray, np.ndarray]:
     raw = [r.encode() if isinstance(r, str) else bytes(r) for r in reads]
     flat = np.frombuffer(b"".join(raw), np.uint8)
     bounds = np.concatenate(([0], np.cumsum([len(r) for r in raw]))).astype(np.int64)
-    return _READ_CODE[flat], bounds
+    return READ_CODE[flat], bounds

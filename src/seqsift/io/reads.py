@@ -1,0 +1,237 @@
+"""Short reads (FASTQ, or FASTA with wrapped lines) parsed by a compiled kernel, in batches.
+
+The general reader (fastx.py) spends a few microseconds of Python per record; for millions of
+reads that alone would cap a search below its goal, so this reader parses whole blocks in
+Numba. Names and qualities stay in the raw block (offsets only); the same validation and
+messages as fastx.py: every malformed record raises FormatError with path and line.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Iterator
+
+import numpy as np
+from numba import njit, uint8, uint64
+
+from seqsift.errors import FormatError
+from seqsift.intrinsics import cttz64, eq_mask32
+from seqsift.io.fastx import FOLD
+from seqsift.io.openers import STDIN, display_name, open_decompressed, read_or_raise
+
+BLOCK = 16 << 20
+_FOLD = np.frombuffer(FOLD, np.uint8)
+_OK, _BAD_CHAR, _NO_AT, _NO_PLUS, _QUAL_LEN, _NO_NAME, _TRUNCATED, _NO_GT = range(8)
+_MESSAGES = {
+    _NO_AT: "expected a FASTQ header line starting with '@'",
+    _NO_PLUS: "expected a '+' separator line",
+    _NO_NAME: "record header has no name",
+    _TRUNCATED: "file ends inside a FASTQ record",
+    _NO_GT: "expected a FASTA header line starting with '>'",
+}
+
+
+@dataclass(frozen=True)
+class ReadBatch:
+    """Reads back to back: read i is seq[bounds[i]:bounds[i+1]] (upper case), named
+    raw[name_lo[i]:name_hi[i]], with quality raw[qual_lo[i]:qual_lo[i] + its length] (FASTQ;
+    qual_lo is -1 for FASTA). first: the 0-based number of its first read in the file."""
+
+    raw: np.ndarray
+    seq: np.ndarray
+    bounds: np.ndarray
+    name_lo: np.ndarray
+    name_hi: np.ndarray
+    qual_lo: np.ndarray
+    first: int
+
+    def __len__(self) -> int:
+        return self.bounds.size - 1
+
+    def name(self, i: int) -> str:
+        return self.raw[self.name_lo[i] : self.name_hi[i]].tobytes().decode("utf-8", "replace")
+
+
+@njit(inline="always", nogil=True)
+def _line_end(buf, pos, final):
+    """Index of the newline ending the line at pos; len(buf) for a last line at EOF; -1 when
+    the line is incomplete."""
+    base = uint64(buf.ctypes.data)
+    i = pos
+    while i + 32 <= buf.size:  # 32 bytes a compare while a whole vector fits
+        found = eq_mask32(base + uint64(i), uint8(10))
+        if found:
+            return i + np.int64(cttz64(uint64(found)))
+        i += 32
+    for i in range(i, buf.size):
+        if buf[i] == 10:
+            return i
+    return buf.size if final and pos < buf.size else -1
+
+
+@njit(inline="always", nogil=True)
+def _strip_cr(buf, lo, hi):
+    return hi - 1 if hi > lo and buf[hi - 1] == 13 else hi
+
+
+@njit(inline="always", nogil=True)
+def _is_space(c):
+    return c == 32 or c == 9 or c == 13 or c == 10
+
+
+@njit(inline="always", nogil=True)
+def _name(buf, lo, hi, name_lo, name_hi, r):
+    """First word of a header (after its '>' or '@'); False when it has none."""
+    while lo < hi and _is_space(buf[lo]):
+        lo += 1
+    end = lo
+    while end < hi and not _is_space(buf[end]):
+        end += 1
+    name_lo[r] = lo
+    name_hi[r] = end
+    return end > lo
+
+
+@njit(inline="always", nogil=True)
+def _copy_bases(buf, lo, hi, fold, seq, nseq):
+    """Fold [lo, hi) into seq from nseq; returns (new nseq, index of a bad byte or -1)."""
+    for i in range(lo, hi):
+        c = fold[buf[i]]
+        if c == 0:
+            return nseq, i
+        if not _is_space(c):
+            seq[nseq] = c
+            nseq += 1
+    return nseq, -1
+
+
+@njit(nogil=True, cache=True)
+def _parse(buf, final, fastq, max_reads, fold, seq, bounds, name_lo, name_hi, qual_lo):
+    """Complete records of buf, at most max_reads. Returns (reads, bytes consumed, lines
+    consumed, error code, line of the error relative to buf's start, offending byte)."""
+    pos, line, r, nseq = 0, 0, 0, 0
+    n = buf.size
+    bounds[0] = 0
+    while r < max_reads and pos < n:
+        e1 = _line_end(buf, pos, final)
+        if e1 < 0:
+            break
+        if buf[pos] != (64 if fastq else 62):
+            blank = True
+            for i in range(pos, e1):
+                blank = blank and _is_space(buf[i])
+            if not blank:
+                return r, pos, line, _NO_AT if fastq else _NO_GT, line, 0
+            pos, line = e1 + 1, line + 1
+            continue
+        if fastq:
+            if not _name(buf, pos + 1, e1, name_lo, name_hi, r):
+                return r, pos, line, _NO_NAME, line, 0
+            ends = np.empty(3, np.int64)
+            start = e1 + 1
+            incomplete = False
+            for k in range(3):
+                ends[k] = _line_end(buf, start, final) if start <= n else -1
+                if ends[k] < 0:
+                    incomplete = True
+                    break
+                start = ends[k] + 1
+            if incomplete:
+                if final:
+                    return r, pos, line, _TRUNCATED, line, 0
+                break
+            s_lo, s_hi = e1 + 1, _strip_cr(buf, e1 + 1, ends[0])
+            p_lo = ends[0] + 1
+            if p_lo >= n or buf[p_lo] != 43:
+                return r, pos, line, _NO_PLUS, line + 2, 0
+            q_lo, q_hi = ends[1] + 1, _strip_cr(buf, ends[1] + 1, ends[2])
+            if q_hi - q_lo != s_hi - s_lo:
+                return r, pos, line, _QUAL_LEN, line + 3, q_hi - q_lo
+            nseq, bad = _copy_bases(buf, s_lo, s_hi, fold, seq, nseq)
+            if bad >= 0:
+                return r, pos, line, _BAD_CHAR, line + 1, buf[bad]
+            qual_lo[r] = q_lo
+            pos, line = ends[2] + 1, line + 4
+        else:
+            if not _name(buf, pos + 1, e1, name_lo, name_hi, r):
+                return r, pos, line, _NO_NAME, line, 0
+            start, lines = e1 + 1, 1
+            complete = False
+            while True:  # sequence lines up to the next '>' at a line start, or EOF
+                if start >= n:
+                    complete = final
+                    break
+                if buf[start] == 62:
+                    complete = True
+                    break
+                e = _line_end(buf, start, final)
+                if e < 0:
+                    break
+                start, lines = e + 1, lines + 1
+            if not complete:
+                break
+            at = e1 + 1
+            ln = line + 1
+            while at < start:  # copy line by line so an error names its line
+                e = _line_end(buf, at, True)
+                nseq, bad = _copy_bases(buf, at, e, fold, seq, nseq)
+                if bad >= 0:
+                    return r, pos, line, _BAD_CHAR, ln, buf[bad]
+                at, ln = e + 1, ln + 1
+            qual_lo[r] = -1
+            pos, line = start, line + lines
+        r += 1
+        bounds[r] = nseq
+    return r, pos, line, _OK, 0, 0
+
+
+def read_reads(source: str | os.PathLike, batch_reads: int = 1 << 16) -> Iterator[ReadBatch]:
+    """Stream a FASTQ or FASTA file of reads (format from its first byte) in batches."""
+    path = display_name(source)
+    stream = open_decompressed(source)
+    try:
+        data = np.frombuffer(read_or_raise(stream, BLOCK, path, 1), np.uint8)
+        head = data[: 1 << 16].tobytes().lstrip()[:1]
+        if not head:
+            return
+        if head not in (b">", b"@"):
+            raise FormatError(path, 1, "not FASTA or FASTQ: the first character is neither '>' nor '@'")
+        fastq = head == b"@"
+        line, index, final = 1, 0, False
+        while True:
+            if not final and data.size < BLOCK:
+                more = read_or_raise(stream, BLOCK, path, line)
+                final = not more
+                data = np.concatenate((data, np.frombuffer(more, np.uint8))) if more else data
+            cap = min(batch_reads, data.size // 2 + 1)
+            seq = np.empty(data.size, np.uint8)
+            bounds = np.empty(cap + 1, np.int64)
+            name_lo, name_hi, qual_lo = (np.empty(cap, np.int64) for _ in range(3))
+            reads, used, lines, err, err_line, byte = _parse(data, final, fastq, cap, _FOLD, seq, bounds,
+                                                             name_lo, name_hi, qual_lo)
+            if err != _OK:
+                raise FormatError(path, line + err_line, _message(err, byte))
+            if reads:
+                yield ReadBatch(raw=data, seq=seq[: bounds[reads]], bounds=bounds[: reads + 1], name_lo=name_lo[:reads],
+                                name_hi=name_hi[:reads], qual_lo=qual_lo[:reads], first=index)
+                index += reads
+                line += lines
+                data = data[used:]
+            elif final:
+                return
+            elif data.size >= BLOCK:  # one record longer than the buffer: read on
+                more = read_or_raise(stream, BLOCK, path, line)
+                final = not more
+                data = np.concatenate((data, np.frombuffer(more, np.uint8)))
+    finally:
+        if str(source) != STDIN:  # never close the process's stdin
+            stream.close()
+
+
+def _message(err: int, byte: int) -> str:
+    if err == _BAD_CHAR:
+        return f"invalid character {chr(byte)!r} in sequence"
+    if err == _QUAL_LEN:
+        return f"quality length {byte} differs from the sequence length"
+    return _MESSAGES[err]
