@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from typing import Iterator
 
 import numpy as np
 
@@ -20,20 +21,36 @@ _LETTERS = np.frombuffer(b"ACGT", np.uint8)
 MAX_TRIES = 64
 
 
+CHUNK = 1 << 16
+
+
 def simulate(reference_path: str | os.PathLike, n: int, length: int, max_length: int | None = None,
              found_fraction: float = 0.9, error_rate: float = 0.0, seed: int = 0) -> list[tuple[str, bytes]]:
     """(header, sequence) of n reads."""
+    return [read for chunk in simulate_chunks(reference_path, n, length, max_length, found_fraction, error_rate, seed)
+            for read in chunk]
+
+
+def simulate_chunks(reference_path: str | os.PathLike, n: int, length: int, max_length: int | None = None,
+                    found_fraction: float = 0.9, error_rate: float = 0.0, seed: int = 0) -> Iterator[list[tuple[str, bytes]]]:
+    """The same reads in chunks of CHUNK, so memory stays bounded for any n."""
     max_length = length if max_length is None else max_length
     if length < 1 or max_length < length:
         raise UsageError(f"--length {length} / --max-length {max_length}: need 1 <= length <= max-length")
     if not 0 <= found_fraction <= 1 or not 0 <= error_rate <= 1:
         raise UsageError("--found-fraction and --error-rate must lie between 0 and 1")
     reference = load_reference(reference_path)
-    text = reference.text
     rng = np.random.default_rng(seed)
+    bad_before = np.concatenate(([0], np.cumsum(reference.text < 2)))
+    for first in range(0, n, CHUNK):
+        yield _chunk(reference, bad_before, rng, first, min(CHUNK, n - first), length, max_length,
+                     found_fraction, error_rate, reference_path)
+
+
+def _chunk(reference, bad_before, rng, first, n, length, max_length, found_fraction, error_rate, reference_path):
+    text = reference.text
     lengths = rng.integers(length, max_length + 1, n)
     found = rng.random(n) < found_fraction
-    bad_before = np.concatenate(([0], np.cumsum(text < 2)))
     starts = np.full(n, -1, np.int64)
     todo = np.flatnonzero(found)
     for _ in range(MAX_TRIES):  # rejection sampling of windows made only of A, C, G, T
@@ -46,23 +63,26 @@ def simulate(reference_path: str | os.PathLike, n: int, length: int, max_length:
     if todo.size:
         raise UsageError(f"{reference_path}: no stretch of {max_length} bases without N or a record boundary was found")
     strands = rng.integers(0, 2, n)
+    longest = int(lengths.max()) if n else 0
+    columns = np.arange(longest)
+    codes = rng.integers(0, 4, (n, longest))  # random reads; found ones are overwritten
+    window = np.minimum(starts[found, None] + columns, text.size - 1)
+    codes[found] = text[window].astype(np.int64) - 2
+    reverse = found & (strands == 1)  # reverse complement within each read's own length
+    flipped = np.clip(lengths[reverse, None] - 1 - columns, 0, None)
+    codes[reverse] = 3 - np.take_along_axis(codes[reverse], flipped, 1)
+    errors = (rng.random((n, longest)) < error_rate) & (columns < lengths[:, None])
+    codes[errors] = (codes[errors] + rng.integers(1, 4, int(errors.sum()))) % 4
+    error_counts = errors.sum(1)
+    record, position = reference.to_record(np.maximum(starts, 0))
+    letters = _LETTERS[codes]
     reads = []
     for i in range(n):
-        m = int(lengths[i])
         if found[i]:
-            codes = (text[starts[i] : starts[i] + m] - 2).astype(np.int64)
-            if strands[i]:
-                codes = 3 - codes[::-1]
-        else:
-            codes = rng.integers(0, 4, m)
-        errors = np.flatnonzero(rng.random(m) < error_rate)
-        codes[errors] = (codes[errors] + rng.integers(1, 4, errors.size)) % 4
-        if found[i]:
-            record, position = reference.to_record(np.array([starts[i]]))
-            origin = f"from={reference.names[record[0]]}:{position[0]}:{'+-'[strands[i]]} errors={errors.size}"
+            origin = f"from={reference.names[record[i]]}:{position[i]}:{'+-'[strands[i]]} errors={error_counts[i]}"
         else:
             origin = "random"
-        reads.append((f"read{i + 1} {origin}", _LETTERS[codes].tobytes()))
+        reads.append((f"read{first + i + 1} {origin}", letters[i, : lengths[i]].tobytes()))
     return reads
 
 
@@ -83,11 +103,12 @@ def add_parser(sub, parent) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    reads = simulate(args.reference, args.reads, args.length, args.max_length, args.found_fraction,
-                     args.error_rate, args.seed)
+    chunks = simulate_chunks(args.reference, args.reads, args.length, args.max_length, args.found_fraction,
+                             args.error_rate, args.seed)
     with atomic_output(args.output) as out:
-        if args.fasta:
-            out.write(b"".join(b">%s\n%s\n" % (h.encode(), s) for h, s in reads))
-        else:
-            out.write(b"".join(b"@%s\n%s\n+\n%s\n" % (h.encode(), s, b"I" * len(s)) for h, s in reads))
+        for reads in chunks:
+            if args.fasta:
+                out.write(b"".join(b">%s\n%s\n" % (h.encode(), s) for h, s in reads))
+            else:
+                out.write(b"".join(b"@%s\n%s\n+\n%s\n" % (h.encode(), s, b"I" * len(s)) for h, s in reads))
     return 0

@@ -1,0 +1,152 @@
+"""`seqsift check`: verify search results against the reference itself (the seed's CheckFile).
+
+Independent of the FM-index: every window of the reference is hashed, each read's hash (and
+its reverse complement's) picks candidate windows, and each candidate is compared base by
+base. A result passes when its count equals the number of true occurrences on both strands
+and its listed hits are the first ones in reference order (as many as the run listed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import numpy as np
+from numba import njit, uint64
+
+from seqsift.errors import FormatError
+from seqsift.fmindex.reference import READ_CODE, load_reference
+from seqsift.io.openers import display_name, open_decompressed
+from seqsift.io.reads import read_reads
+
+_MULT = uint64(0x9E3779B97F4A7C15)
+SHOWN = 10
+
+
+@njit(cache=True)
+def _window_hashes(text, length):
+    """Hash of every window text[i:i+length] (uint64 polynomial, wrapping)."""
+    n = text.size
+    out = np.zeros(max(n - length + 1, 0), np.uint64)
+    power = uint64(1)
+    for _ in range(length):
+        power *= _MULT
+    h = uint64(0)
+    for i in range(n):
+        h = h * _MULT + uint64(text[i])
+        if i >= length:
+            h -= power * uint64(text[i - length])
+        if i >= length - 1:
+            out[i - length + 1] = h
+    return out
+
+
+def _windows(text: np.ndarray, clean: np.ndarray, length: int) -> tuple[np.ndarray, np.ndarray]:
+    """(sorted hashes, window starts in that order) of the windows made only of A, C, G, T."""
+    hashes = _window_hashes(text, length)
+    ok = np.flatnonzero(clean[length:] == clean[:-length])
+    order = ok[np.argsort(hashes[ok], kind="stable")]
+    return hashes[order], order
+
+
+def _occurrences(text, windows, pattern: np.ndarray) -> list[int]:
+    """Start of every window equal to pattern: hash candidates, each compared base by base."""
+    hashes, order = windows
+    h = _window_hashes(pattern, pattern.size)[0]
+    starts = order[np.searchsorted(hashes, h, "left") : np.searchsorted(hashes, h, "right")]
+    return [int(p) for p in starts if np.array_equal(text[p : p + pattern.size], pattern)]
+
+
+def check(reference_path, results_path, reads_path) -> tuple[int, list[tuple[int, str]]]:
+    """(results verified, (line, description) of each wrong result)."""
+    reference = load_reference(reference_path)
+    text = reference.text
+    clean = np.concatenate(([0], np.cumsum(text < 2)))
+    results = _read_results(results_path)
+    by_length: dict[int, list[tuple[tuple, np.ndarray]]] = {}
+    index = 0
+    for batch in read_reads(reads_path):
+        for i in range(len(batch)):
+            name = batch.name(i)
+            if index >= len(results):
+                raise FormatError(display_name(results_path), 0, f"ends before read {name!r} of {display_name(reads_path)}")
+            entry = results[index]
+            if entry[1] != name:
+                raise FormatError(display_name(results_path), entry[0],
+                                  f"read {entry[1]!r} where {display_name(reads_path)} has {name!r}")
+            seq = READ_CODE[batch.seq[batch.bounds[i] : batch.bounds[i + 1]]]
+            usable = seq.size and not np.any(seq > 3) and seq.size < text.size
+            by_length.setdefault(seq.size if usable else 0, []).append((entry, seq))
+            index += 1
+    if index < len(results):
+        raise FormatError(display_name(results_path), results[index][0],
+                          f"a result for read {results[index][1]!r}, which is not in {display_name(reads_path)}")
+    problems = []
+    for length, group in by_length.items():  # one pass over the reference per read length
+        windows = _windows(text, clean, length) if length else None
+        for (line, rid, count, hits), seq in group:
+            want = []
+            if length:
+                found = [(p, 0) for p in _occurrences(text, windows, (seq + 2).astype(np.uint8))]
+                found += [(p, 1) for p in _occurrences(text, windows, (5 - seq[::-1]).astype(np.uint8))]
+                found.sort()
+                record, position = reference.to_record(np.array([p for p, _ in found], np.int64))
+                want = [(reference.names[r], int(q), "+-"[s]) for r, q, (_, s) in zip(record, position, found)]
+            problem = _compare(want, count, hits)
+            if problem:
+                problems.append((line, f"{display_name(results_path)}:{line}: read {rid}: {problem}"))
+    return len(results), sorted(problems)
+
+
+def _compare(want, count, hits) -> str:
+    if count != len(want):
+        return f"count {count}, the reference holds {len(want)}"
+    if len(hits) > count:
+        return f"{len(hits)} hits listed for count {count}"
+    if [h for h in hits] != want[: len(hits)]:
+        bad = next(h for h, w in zip(hits, want) if h != w)
+        return f"hit {bad[0]}:{bad[1]}:{bad[2]} is not the next true occurrence in reference order"
+    return ""
+
+
+def _read_results(path) -> list[tuple[int, str, int, list[tuple[str, int, str]]]]:
+    name = display_name(path)
+    out = []
+    with open_decompressed(path) as stream:
+        for number, raw in enumerate(stream, 1):
+            fields = raw.rstrip(b"\r\n").decode("utf-8", "replace").split("\t")
+            try:
+                rid, count, listed = fields
+                hits = [] if listed == "-" else [_parse_hit(h) for h in listed.split(",")]
+                out.append((number, rid, int(count), hits))
+            except ValueError:
+                raise FormatError(name, number, "expected read_id<TAB>count<TAB>hits (hits record:position:strand "
+                                  "joined by ',', or '-')") from None
+    return out
+
+
+def _parse_hit(text: str) -> tuple[str, int, str]:
+    record, position, strand = text.rsplit(":", 2)
+    if strand not in "+-" or len(strand) != 1:
+        raise ValueError(text)
+    return record, int(position), strand
+
+
+def add_parser(sub, parent) -> None:
+    p = sub.add_parser("check", parents=[parent], help="verify `seqsift search` results against the reference",
+                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("reference", help="the FASTA reference the index was built from")
+    p.add_argument("results", help="TSV output of `seqsift search`")
+    p.add_argument("reads", help="the reads file that was searched (the results name reads, not their bases)")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    import sys
+
+    checked, problems = check(args.reference, args.results, args.reads)
+    if problems:
+        shown = [text for _, text in problems[:SHOWN]]
+        sys.stdout.write("".join(text + "\n" for text in shown))
+        sys.stdout.write(f"{len(problems)} of {checked} results are wrong (the first {len(shown)} shown)\n")
+        return 1
+    sys.stdout.write(f"all {checked} results verified against {display_name(args.reference)}\n")
+    return 0
