@@ -37,3 +37,20 @@ def test_gpu_hits_equal_cpu_and_oracle(small_reference, rng, kmer_table):
     assert got.text_pos.tolist() == cpu.text_pos.tolist()
     assert got.strand.tolist() == cpu.strand.tolist()
     assert gpu.count(codes, bounds).tolist() == got.counts.tolist()
+
+
+def test_search_command_on_the_cuda_backend(tmp_path, small_reference):
+    from seqsift.cli import main
+
+    path, records = small_reference
+    seq = records[0][1]
+    reads = tmp_path / "reads.fa"
+    reads.write_text(f">a\n{seq[20:45]}\n>b\n{naive.reverse_complement(seq[0:30])}\n>c\nACGTNACGT\n")
+    ssx = tmp_path / "ref.ssx"
+    assert main(["index", "-q", str(path), "-o", str(ssx)]) == 0
+    outs = {}
+    for backend in ("cpu", "cuda"):
+        outs[backend] = tmp_path / f"{backend}.tsv"
+        assert main(["search", str(ssx), str(reads), "--backend", backend, "-o", str(outs[backend])]) == 0
+    assert outs["cuda"].read_text() == outs["cpu"].read_text()
+    assert outs["cpu"].read_text().splitlines()[2] == "c\t0\t-"

@@ -19,6 +19,14 @@ class InputError(SeqsiftError, OSError):
         super().__init__(f"{path}: {message}")
 
 
+class OutputError(SeqsiftError, OSError):
+    """An output could not be written (missing directory, no permission, disk full)."""
+
+    def __init__(self, path: str, message: str):
+        self.path = path
+        super().__init__(f"{path}: cannot write: {message}")
+
+
 class FormatError(SeqsiftError, ValueError):
     """Malformed input, located by path and 1-based line (line 0 when unknown)."""
 

@@ -261,14 +261,15 @@ def locate(blocks, C, samples, sa_sample, rows, width, out):
 
 
 @njit(nogil=True, boundscheck=False, cache=True)
-def max_steps_to_mark(blocks, C, n):
-    """The longest LF walk to a mark over every row (the locate bound, for tests and stats)."""
-    worst = 0
+def locate_steps_histogram(blocks, C, n):
+    """How many rows need 0, 1, 2, ... LF steps to reach a mark (the locate bound, for tests and
+    stats); walks longer than 64 are counted at 64."""
+    hist = np.zeros(65, np.int64)
     for r in range(n):
         steps = 0
         row = _lf(blocks, C, r)
         while row >= 0:
             steps += 1
             row = _lf(blocks, C, row)
-        worst = max(worst, steps)
-    return worst
+        hist[min(steps, 64)] += 1
+    return hist

@@ -14,6 +14,8 @@ import sys
 import tempfile
 from typing import BinaryIO, Iterable, Iterator, Sequence
 
+from seqsift.errors import OutputError
+
 FORMATS = ("tsv", "json")
 
 
@@ -31,7 +33,10 @@ def atomic_output(path: str | os.PathLike | None) -> Iterator[BinaryIO]:
         with open(target, "wb") as out:
             yield out
         return
-    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(target)}.", suffix=".part", dir=os.path.dirname(target))
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(target)}.", suffix=".part", dir=os.path.dirname(target))
+    except OSError as exc:
+        raise OutputError(os.fspath(path), exc.strerror or str(exc)) from None
     try:
         with os.fdopen(fd, "wb", buffering=1 << 20) as out:
             yield out

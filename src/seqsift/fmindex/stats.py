@@ -1,0 +1,143 @@
+"""`seqsift stats`: what the index holds and how searches behave in it (the seed's SearchStats,
+LookupStats and DNAstatsGrouping, annex F). Instrumented, so slower than a search: it is for
+understanding the index, not for timing it.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import numpy as np
+from numba import njit
+
+from seqsift.fmindex._cpu import locate_steps_histogram, rank
+from seqsift.fmindex.api import FMIndex
+from seqsift.fmindex.reference import READ_CODE
+from seqsift.io.reads import read_reads
+
+GROUPS = (1, 2, 10, 100, 1000, 10000)  # repeat-count buckets: 1, 2-9, 10-99, ...
+
+
+@njit(nogil=True, cache=True)
+def _trace(blocks, C, n, table, k, codes, bounds, first_single, emptied, steps):
+    """Per query (2 per read): the search step (0 = the table lookup) at which the interval first
+    held a single row and at which it emptied (-1 when never), and the steps taken."""
+    for q in range(2 * (bounds.size - 1)):
+        start, length = bounds[q >> 1], bounds[(q >> 1) + 1] - bounds[q >> 1]
+        first_single[q], emptied[q], steps[q] = -1, -1, 0
+        bad = length == 0
+        for i in range(length):
+            bad = bad or codes[start + i] > 3
+        if bad:
+            continue
+
+        def base(i):
+            c = np.int64(codes[start + i])
+            return c if q & 1 == 0 else 3 - np.int64(codes[start + length - 1 - i])
+
+        lo, hi, j = 0, n, length
+        if length >= k:
+            code = 0
+            for i in range(length - k, length):
+                code = (code << 2) | base(i)
+            lo, hi, j = np.int64(table[code, 0]), np.int64(table[code, 1]), length - k
+        step = 0
+        while True:
+            if hi - lo == 1 and first_single[q] < 0:
+                first_single[q] = step
+            if hi <= lo:
+                emptied[q] = step
+                break
+            if j == 0:
+                break
+            b = base(j - 1)
+            lo, hi = C[b] + rank(blocks, b, lo), C[b] + rank(blocks, b, hi)
+            j -= 1
+            step += 1
+        steps[q] = step
+
+
+def _single_base_blocks(blocks: np.ndarray, n: int) -> int:
+    """Rank blocks whose 64 rows all hold one base: the seed's 'accelerator' case."""
+    full = blocks[: n // 64, 2:6]
+    return int(np.any(full == np.uint64(0xFFFFFFFFFFFFFFFF), axis=1).sum())
+
+
+def _groups(sizes: np.ndarray) -> list[tuple[str, int, int]]:
+    """(bucket, k-mers, occurrences) by repeat count."""
+    rows = []
+    bounds = GROUPS + (None,)
+    for lo, hi in zip(bounds[:-1], bounds[1:]):
+        chosen = sizes >= lo if hi is None else (sizes >= lo) & (sizes < hi)
+        label = f"{lo}+" if hi is None else (f"{lo}" if hi == lo + 1 else f"{lo}-{hi - 1}")
+        rows.append((label, int(chosen.sum()), int(sizes[chosen].sum())))
+    return rows
+
+
+def report(index: FMIndex, reads_path=None) -> str:
+    a = index.arrays
+    r = index.reference
+    lines = [f"index: {len(r.names)} records, {int(r.lengths.sum()):,} bases, {a.n:,} BWT rows "
+             f"({len(a.gaps)} runs of N or boundaries)",
+             f"rank blocks: {a.blocks.shape[0]:,} of 64 rows ({a.blocks.nbytes / 2**20:.1f} MiB); "
+             f"{_single_base_blocks(a.blocks, a.n):,} hold a single base",
+             f"SA samples: every {a.sa_sample}th text position, {a.samples.size:,} stored"]
+    hist = locate_steps_histogram(a.blocks, a.C, a.n)
+    mean = float((hist * np.arange(hist.size)).sum() / max(1, hist.sum()))
+    lines.append(f"locate: LF steps per row mean {mean:.2f}, max {int(np.flatnonzero(hist).max())} "
+                 f"(bound {a.sa_sample - 1})")
+    sizes = (a.kmer_table[:, 1].astype(np.int64) - a.kmer_table[:, 0])
+    lines.append(f"k-mer table: k={a.kmer}, {sizes.size:,} k-mers, {int((sizes > 0).sum()):,} present "
+                 f"({a.kmer_table.nbytes / 2**20:.1f} MiB); repeats of the present ones:")
+    for label, kmers, occurrences in _groups(sizes[sizes > 0]):
+        lines.append(f"  occurring {label:>9} times: {kmers:>10,} k-mers, {occurrences:>12,} occurrences")
+    if reads_path is not None:
+        lines += _search_report(index, reads_path)
+    return "\n".join(lines) + "\n"
+
+
+def _search_report(index: FMIndex, reads_path) -> list[str]:
+    a = index.arrays
+    singles, empties, all_steps = [], [], []
+    for batch in read_reads(reads_path):
+        codes = READ_CODE[batch.seq]
+        nq = 2 * len(batch)
+        first_single, emptied, steps = (np.empty(nq, np.int64) for _ in range(3))
+        _trace(a.blocks, a.C, a.n, a.kmer_table, a.kmer, codes, batch.bounds, first_single, emptied, steps)
+        singles.append(first_single)
+        empties.append(emptied)
+        all_steps.append(steps)
+    first_single, emptied, steps = (np.concatenate(x) for x in (singles, empties, all_steps))
+    nq = first_single.size
+    reached = first_single >= 0
+    lines = [f"searches: {nq // 2:,} reads, {nq:,} searches (both strands), {float(steps.mean()) if nq else 0:.1f} "
+             f"rank steps each on average after the k-mer lookup",
+             f"  reached hi-lo=1: {int(reached.sum()):,} ({100 * reached.mean() if nq else 0:.1f}%), at step "
+             + _quartiles(first_single[reached]),
+             f"  emptied early: {int((emptied >= 0).sum()):,} ({100 * (emptied >= 0).mean() if nq else 0:.1f}%), "
+             "at step " + _quartiles(emptied[emptied >= 0])]
+    return lines
+
+
+def _quartiles(values: np.ndarray) -> str:
+    if not values.size:
+        return "-"
+    q = np.percentile(values, [0, 25, 50, 75, 100]).astype(int)
+    return f"min {q[0]}, quartiles {q[1]}/{q[2]}/{q[3]}, max {q[4]} (0 = at the k-mer lookup)"
+
+
+def add_parser(sub, parent) -> None:
+    p = sub.add_parser("stats", parents=[parent], help="statistics of an index, and of searching reads in it",
+                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("index", help="an .ssx file")
+    p.add_argument("reads", nargs="?", help="reads to trace (FASTQ/FASTA)")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from seqsift.io.writers import atomic_output
+
+    text = report(FMIndex.load(args.index), args.reads)
+    with atomic_output(args.output) as out:
+        out.write(text.encode())
+    return 0

@@ -1,0 +1,83 @@
+"""The compiled reads parser against the general FASTA/FASTQ reader, on awkward layouts, block
+boundaries anywhere, and malformed records (each error names its line)."""
+
+import gzip
+import re
+
+import pytest
+
+from seqsift.errors import FormatError
+from seqsift.io import reads as reads_module
+from seqsift.io.fastx import read_batches
+from seqsift.io.reads import read_reads
+from tests.conftest import shared_file
+
+
+def parsed(path, batch_reads=5):
+    names, seqs = [], []
+    for batch in read_reads(path, batch_reads):
+        for i in range(len(batch)):
+            names.append(batch.name(i))
+            seqs.append(batch.seq[batch.bounds[i] : batch.bounds[i + 1]].tobytes())
+            if batch.qual_lo[i] >= 0:
+                qual = batch.raw[batch.qual_lo[i] : batch.qual_lo[i] + len(seqs[-1])].tobytes()
+                assert len(qual) == len(seqs[-1])
+    return names, seqs
+
+
+def reference(path):
+    names, seqs = [], []
+    for batch in read_batches(path):
+        names += batch.names
+        seqs += [batch.seq[batch.bounds[i] : batch.bounds[i + 1]].tobytes() for i in range(len(batch))]
+    return names, seqs
+
+
+LAYOUTS = {
+    "fastq": b"@r1 desc\nACGT\n+\nIIII\n@r2\nacgtn\n+r2\n!!!!!\n\n@r3\n\n+\n\n",
+    "fastq crlf no final newline": b"@r1\r\nACGT\r\n+\r\nIIII\r\n@r2\r\nGG\r\n+\r\nII",
+    "fasta wrapped": b">r1 x\nAC\nGT\n\n>r2\n>r3\nnnnACGT\nA",
+    "fasta leading blank lines": b"\n\n>r1\tdesc\nACGT\n",
+}
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("block", [7, 64, 1 << 20])
+def test_same_records_as_the_general_reader(tmp_path, monkeypatch, layout, block):
+    monkeypatch.setattr(reads_module, "BLOCK", block)
+    path = tmp_path / "in.fq"
+    path.write_bytes(LAYOUTS[layout])
+    assert parsed(path) == reference(path)
+
+
+def test_real_reads_gzipped():
+    path = shared_file("lambda_reads_1.fq.gz")
+    assert parsed(path, 1000) == reference(path)
+
+
+@pytest.mark.parametrize("text,line,message", [
+    (b"@r1\nACGT\n+\nIII\n", 4, "quality length 3"),
+    (b"@r1\nACGT\n-\nIIII\n", 3, "'+' separator"),
+    (b"@r1\nACGT\n+\nIIII\nr2\n", 5, "starting with '@'"),
+    (b"@r1\nAC1T\n+\nIIII\n", 2, "invalid character '1'"),
+    (b"@r1\nACGT\n+\n", 1, "ends inside"),
+    (b"@ \nACGT\n+\nIIII\n", 1, "no name"),
+    (b">r1\nACGT\nAC GT\nA.C\n", 4, "invalid character '.'"),
+    (b"ACGT\n>r1\nAC\n", 1, "not FASTA or FASTQ"),
+    (b"\n>r1\nAC\nxx\n>\nA\n", 5, "no name"),
+])
+@pytest.mark.parametrize("block", [5, 1 << 20])
+def test_malformed_records_name_their_line(tmp_path, monkeypatch, text, line, message, block):
+    monkeypatch.setattr(reads_module, "BLOCK", block)
+    path = tmp_path / "bad.fq.gz"
+    with gzip.open(path, "wb") as f:
+        f.write(text)
+    with pytest.raises(FormatError, match=re.escape(message)) as info:
+        parsed(path, 2)
+    assert info.value.line == line and "bad.fq.gz" in str(info.value)
+
+
+def test_empty_file_has_no_reads(tmp_path):
+    path = tmp_path / "empty.fq"
+    path.write_bytes(b"")
+    assert parsed(path) == ([], [])

@@ -1,0 +1,105 @@
+"""The .ssx index file: round trip, and every kind of damage a clear error (exit 2) rather than a
+crash, a hang or a wrong answer."""
+
+import json
+import struct
+import zlib
+
+import numpy as np
+import pytest
+
+from seqsift.cli import main
+from seqsift.errors import InputError
+from seqsift.fmindex.api import FMIndex
+from seqsift.fmindex.ssx import ALIGN, PREAMBLE, load_index
+from tests.conftest import shared_file
+
+
+@pytest.fixture(scope="module")
+def good(tmp_path_factory):
+    path = tmp_path_factory.mktemp("ssx") / "lambda.ssx"
+    FMIndex.build(shared_file("lambda_virus.fa.gz"), kmer=5).save(path)
+    return path.read_bytes()
+
+
+def parts(data: bytes):
+    _, _, header_len, _ = PREAMBLE.unpack(data[: PREAMBLE.size])
+    header = json.loads(data[PREAMBLE.size : PREAMBLE.size + header_len])
+    start = -(-(PREAMBLE.size + header_len) // ALIGN) * ALIGN
+    return header, start
+
+
+def rewrite_header(data: bytes, header: dict) -> bytes:
+    """A header edited and re-checksummed, arrays kept in place (the header is padded to its old size)."""
+    _, version, old_len, _ = PREAMBLE.unpack(data[: PREAMBLE.size])
+    text = json.dumps(header, separators=(",", ":")).encode()
+    assert len(text) <= old_len
+    text = text + b" " * (old_len - len(text))
+    return PREAMBLE.pack(b"SSXFMIDX", version, old_len, zlib.crc32(text)) + text + data[PREAMBLE.size + old_len :]
+
+
+def test_round_trip_answers_the_same(tmp_path, good):
+    path = tmp_path / "x.ssx"
+    path.write_bytes(good)
+    loaded = FMIndex.load(path)
+    built = FMIndex.build(shared_file("lambda_virus.fa.gz"), kmer=5)
+    reads = ["GAATTC", "GGATCC", "ACGTTT", "GGGCGGCGACCTCGCGGG"]
+    assert loaded.locate(reads) == built.locate(reads)
+    assert loaded.arrays.kmer == 5 and loaded.arrays.sa_sample == 32
+
+
+def damaged(good):
+    header, start = parts(good)
+    blocks = header["arrays"]["blocks"]
+    flip = bytearray(good)
+    flip[start + blocks["offset"] + 100] ^= 0x10
+    yield "checksum", bytes(flip), "corrupt (checksum mismatch)"
+    yield "magic", b"NOTANIDX" + good[8:], "wrong magic"
+    yield "version", good[:8] + struct.pack("<I", 99) + good[12:], "version 99"
+    yield "truncated", good[: len(good) // 2], "truncated"
+    yield "tiny", good[:10], "wrong magic"
+    yield "empty", b"", "wrong magic"
+    yield "header crc", good[: PREAMBLE.size + 3] + b"#" + good[PREAMBLE.size + 4 :], "header is corrupt"
+    h = json.loads(json.dumps(header))
+    h["arrays"]["blocks"]["dtype"] = "|O"
+    yield "object dtype", rewrite_header(good, h), "describes array 'blocks' wrongly"
+    h = json.loads(json.dumps(header))
+    h["n"] = h["n"] + 64
+    yield "inconsistent n", rewrite_header(good, h), "inconsistent"
+    h = json.loads(json.dumps(header))
+    h["C"][1] += 1
+    yield "bad C", rewrite_header(good, h), "inconsistent: C"
+    h = json.loads(json.dumps(header))
+    h["sa_sample"] = 1  # the file's samples are every 32nd: walks would run past the bound
+    yield "bad sa_sample", rewrite_header(good, h), "inconsistent"
+
+
+@pytest.mark.parametrize("case", range(11))
+def test_damaged_index_is_a_clear_error(tmp_path, good, case, capsys):
+    what, data, message = list(damaged(good))[case]
+    path = tmp_path / "bad.ssx"
+    path.write_bytes(data)
+    with pytest.raises(InputError, match="bad.ssx") as info:
+        index = FMIndex.load(path)
+        index.locate(["GAATTC", "ACGTACGTAAAC"])  # a load that slipped through must fail on use
+    assert message in str(info.value), (what, str(info.value))
+    reads = tmp_path / "r.fa"
+    reads.write_text(">r\nGAATTC\n")
+    assert main(["search", str(path), str(reads)]) == 2
+    assert "bad.ssx" in capsys.readouterr().err
+
+
+def test_crafted_samples_past_the_text_are_refused(tmp_path, good):
+    """Checksums recomputed over a tampered array: the invariant checks still refuse it."""
+    header, start = parts(good)
+    spec = header["arrays"]["samples"]
+    data = bytearray(good)
+    at = start + spec["offset"]
+    samples = np.frombuffer(bytes(data[at : at + 4 * spec["shape"][0]]), "<u4").copy()
+    samples[3] = 10**9
+    data[at : at + samples.nbytes] = samples.tobytes()
+    spec["crc32"] = zlib.crc32(samples.tobytes())
+    path = tmp_path / "crafted.ssx"
+    path.write_bytes(rewrite_header(bytes(data), header))
+    with pytest.raises(InputError, match="SA samples"):
+        load_index(path)
