@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test test-cpu test-gpu bench clean
+.PHONY: demo test test-cpu test-gpu bench bench-peers clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -33,8 +33,13 @@ test-cpu: $(VENV)/.installed-test
 test-gpu: $(VENV)/.installed-test
 	NUMBA_ENABLE_CUDASIM=1 $(BIN)/python -m pytest -m cuda
 
+# The peers the benchmarks compare against, from Debian (run as root, once).
+bench-peers:
+	apt-get install -y ripgrep grep bwa bowtie2 samtools
+
 bench: $(VENV)/.installed-bench
 	$(BIN)/python benchmarks/bench_find.py
+	$(BIN)/python benchmarks/bench_fmindex.py
 
 clean:
 	rm -rf $(VENV) build src/*.egg-info bench-data

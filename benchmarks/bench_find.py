@@ -17,7 +17,6 @@ import json
 import os
 import platform
 import shutil
-import statistics
 import subprocess
 import sys
 import time
@@ -26,13 +25,13 @@ from pathlib import Path
 import numpy as np
 
 import seqsift
+from benchlib import TIMEOUT, cpu_name, timed, tool_version
 from seqsift.find.api import FindJob
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "bench-data"
 SHARED = ROOT.parent / "shared" / "data"
 GiB = 1 << 30
-TIMEOUT = 60.0
 
 
 def build_dna(target: int) -> Path:
@@ -77,21 +76,6 @@ def build_adversarial() -> Path:
     if not path.exists():
         path.write_bytes(b"a" * 20_000_000)
     return path
-
-
-def timed(fn, runs: int) -> tuple[float | None, object]:
-    """Median seconds of runs calls, or None if the first call took longer than TIMEOUT."""
-    times, result = [], None
-    for _ in range(runs):
-        start = time.perf_counter()
-        try:
-            result = fn()
-        except TimeoutError:
-            return None, None
-        times.append(time.perf_counter() - start)
-        if times[-1] > TIMEOUT:
-            return None, result
-    return statistics.median(times), result
 
 
 def command(argv: list[str]):
@@ -218,9 +202,9 @@ def main() -> None:
     rows += cases_for("adversarial a*20M", [adv.read_bytes()], [adv], [("a*1000", b"a" * 1000)], args.runs, args.quick)
 
     meta = {"date": time.strftime("%Y-%m-%d"), "machine": platform.processor() or platform.machine(),
-            "cpu": _cpu_name(), "cores": os.cpu_count(), "python": platform.python_version(),
+            "cpu": cpu_name(), "cores": os.cpu_count(), "python": platform.python_version(),
             "numba": __import__("numba").__version__, "numpy": np.__version__, "seqsift": seqsift.__version__,
-            "rg": _version(["rg", "--version"]), "grep": _version(["grep", "--version"]), "runs": args.runs}
+            "rg": tool_version(["rg", "--version"]), "grep": tool_version(["grep", "--version"]), "runs": args.runs}
     args.json.write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))
     print(json.dumps(meta))
     print(markdown(rows))
@@ -238,23 +222,6 @@ def markdown(rows: list[dict]) -> str:
             out.append("n/a" if r is None else "> 60 s" if r["GB/s"] is None else f"{r['GB/s']:.2f} ({r['count']:,})")
         lines.append(f"| {key[0]} | {key[1]} | " + " | ".join(out) + " |")
     return "\n".join(lines)
-
-
-def _cpu_name() -> str:
-    try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor()
-
-
-def _version(argv) -> str:
-    try:
-        return subprocess.run(argv, capture_output=True, text=True).stdout.split("\n")[0]
-    except OSError:
-        return "not installed"
 
 
 if __name__ == "__main__":

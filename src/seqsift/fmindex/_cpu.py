@@ -273,3 +273,31 @@ def locate_steps_histogram(blocks, C, n):
             row = _lf(blocks, C, row)
         hist[min(steps, 64)] += 1
     return hist
+
+
+@njit(nogil=True, boundscheck=False, cache=True)
+def gather_hits(lo, hi, pos, walk_start, located, max_hits, offsets, text_pos, strand):
+    """Per read, its hits from both strands (positions found by the verify shortcut, pos >= 0,
+    or located rows, located[walk_start[q]:...]) sorted by position then strand, the first
+    max_hits of them into text_pos/strand at offsets[r]. offsets must hold the listed counts'
+    running sum."""
+    for r in range(offsets.size - 1):
+        total = 0
+        for q in (2 * r, 2 * r + 1):
+            total += hi[q] - lo[q]
+        keys = np.empty(total, np.int64)
+        k = 0
+        for q in (2 * r, 2 * r + 1):
+            if pos[q] >= 0:
+                keys[k] = pos[q] * 2 + (q & 1)
+                k += 1
+            else:
+                for i in range(hi[q] - lo[q]):
+                    keys[k] = located[walk_start[q] + i] * 2 + (q & 1)
+                    k += 1
+        if total > 1:
+            keys.sort()
+        at = offsets[r]
+        for i in range(offsets[r + 1] - offsets[r]):
+            text_pos[at + i] = keys[i] >> 1
+            strand[at + i] = keys[i] & 1

@@ -71,6 +71,8 @@ class Searcher:
     def hits(self, codes: np.ndarray, bounds: np.ndarray, max_hits: int) -> BatchHits:
         """Counts and located hits. Every occurrence is located so the listed ones are the first
         max_hits in reference order, whatever the count."""
+        from seqsift.fmindex import _cpu
+
         lo, hi, pos = self.intervals(codes, bounds)
         sizes = hi - lo
         counts = sizes[0::2] + sizes[1::2]
@@ -78,25 +80,17 @@ class Searcher:
             empty = np.empty(0, np.int64)
             return BatchHits(counts=counts, offsets=np.zeros(counts.size + 1, np.int64), text_pos=empty,
                              strand=empty.astype(np.int8))
-        walk = (sizes > 0) & (pos < 0)
-        walk_sizes = sizes[walk]
-        total = int(walk_sizes.sum())
-        firsts = np.cumsum(walk_sizes) - walk_sizes
-        rows = np.repeat(lo[walk] - firsts, walk_sizes) + np.arange(total, dtype=np.int64)
+        walk = np.where(pos < 0, sizes, 0)  # rows still to locate, per query
+        walk_start = np.cumsum(walk) - walk
+        rows = np.repeat(lo - walk_start, walk) + np.arange(int(walk_start[-1] + walk[-1]) if walk.size else 0)
         located = self._locate(rows)
-        direct = pos >= 0
-        query = np.concatenate((np.repeat(np.flatnonzero(walk), walk_sizes), np.flatnonzero(direct)))
-        text_pos = np.concatenate((located, pos[direct]))
-        if text_pos.size and int(text_pos.max()) >= self.a.n:
+        if located.size and int(located.max()) >= self.a.n or pos.size and int(pos.max()) >= self.a.n:
             raise InputError(self.source, "the index is inconsistent: a located position lies past the text")
-        read, strand = query >> 1, query & 1
-        order = np.lexsort((strand, text_pos, read))
-        read, text_pos, strand = read[order], text_pos[order], strand[order]
-        rank_in_read = np.arange(read.size) - np.repeat(np.cumsum(counts) - counts, counts)
-        keep = rank_in_read < max_hits
-        listed = np.minimum(counts, max_hits)
-        offsets = np.concatenate(([0], np.cumsum(listed))).astype(np.int64)
-        return BatchHits(counts=counts, offsets=offsets, text_pos=text_pos[keep], strand=strand[keep].astype(np.int8))
+        offsets = np.concatenate(([0], np.cumsum(np.minimum(counts, max_hits)))).astype(np.int64)
+        text_pos = np.empty(int(offsets[-1]), np.int64)
+        strand = np.empty(int(offsets[-1]), np.int8)
+        _cpu.gather_hits(lo, hi, pos, walk_start, located, max_hits, offsets, text_pos, strand)
+        return BatchHits(counts=counts, offsets=offsets, text_pos=text_pos, strand=strand)
 
     def _locate(self, rows: np.ndarray) -> np.ndarray:
         from seqsift.fmindex import _cpu

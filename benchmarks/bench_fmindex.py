@@ -1,0 +1,296 @@
+"""seqsift index/search against bwa (aln + samse) and bowtie2 on exact matching, same inputs,
+same run; plus the ablation of each optimization the seed describes.
+
+Builds (once, under bench-data/fm/): the Klebsiella genome as plain FASTA, a ~22 Mbp reference
+(four copies, each with ~1% random substitutions), and 1,000,000 simulated 100 bp reads per set:
+exact (found fraction 0.9), 1% errors, near-miss (every read cut from the genome with exactly one
+base changed), and exact reads of the 22 Mbp reference. Peers (Debian): bwa, bowtie2.
+
+    python benchmarks/bench_fmindex.py [--runs 3] [--reads 1000000]
+    python benchmarks/bench_fmindex.py --render bench-data/fm/bench_fmindex.json
+
+Wall times are medians of --runs runs, inputs in the page cache; peak memory from
+/usr/bin/time. Reads/s counts every read of the file, matched or not.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import platform
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+import seqsift
+from benchlib import cpu_name, tool_version
+from seqsift.fmindex.api import FMIndex
+from seqsift.fmindex.query import SearchOptions
+from seqsift.fmindex.reference import READ_CODE
+from seqsift.fmindex.simulate import simulate_chunks
+from seqsift.io.reads import read_reads
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "bench-data" / "fm"
+GENOME_GZ = ROOT.parent / "shared" / "data" / "klebsiella_HS11286.fa.gz"
+SEQSIFT = [sys.executable, "-m", "seqsift"]
+LETTERS = np.frombuffer(b"ACGT", np.uint8)
+
+
+def run_timed(argv: list[str], stdout=None) -> tuple[float, int]:
+    """(wall seconds, peak resident KiB) of one command, via GNU time."""
+    report = DATA / "time.txt"
+    start = time.perf_counter()
+    r = subprocess.run(["/usr/bin/time", "-f", "%M", "-o", str(report), *argv], stdout=stdout or subprocess.DEVNULL,
+                       stderr=subprocess.PIPE)
+    wall = time.perf_counter() - start
+    if r.returncode not in (0, 1):
+        raise RuntimeError(f"{' '.join(argv[:4])} failed ({r.returncode}): {r.stderr.decode()[-400:]}")
+    return wall, int(report.read_text().split()[-1])
+
+
+def median_run(argv: list[str], runs: int, stdout_path: Path | None = None) -> tuple[float, int]:
+    walls, peaks = [], []
+    for _ in range(runs):
+        if stdout_path:
+            with open(stdout_path, "wb") as out:
+                wall, peak = run_timed(argv, out)
+        else:
+            wall, peak = run_timed(argv)
+        walls.append(wall)
+        peaks.append(peak)
+    return statistics.median(walls), max(peaks)
+
+
+def write_fastq(path: Path, reads) -> None:
+    with open(path, "wb") as out:
+        for chunk in reads:
+            out.write(b"".join(b"@%s\n%s\n+\n%s\n" % (h.split()[0].encode(), s, b"I" * len(s)) for h, s in chunk))
+
+
+def near_miss(chunks, seed: int):
+    """Every read with exactly one base changed."""
+    rng = np.random.default_rng(seed)
+    for chunk in chunks:
+        out = []
+        for header, seq in chunk:
+            codes = np.frombuffer(seq, np.uint8).copy()
+            i = int(rng.integers(0, codes.size))
+            codes[i] = LETTERS[(int(READ_CODE[codes[i]]) + int(rng.integers(1, 4))) % 4]
+            out.append((header, codes.tobytes()))
+        yield out
+
+
+def build_data(n: int) -> dict[str, Path]:
+    DATA.mkdir(parents=True, exist_ok=True)
+    genome = DATA / "klebsiella.fa"
+    if not genome.exists():
+        with gzip.open(GENOME_GZ, "rb") as f, open(genome, "wb") as out:
+            shutil.copyfileobj(f, out)
+    big = DATA / "klebsiella_x4.fa"
+    if not big.exists():
+        rng = np.random.default_rng(4)
+        text = b"".join(line.strip() for line in genome.read_bytes().splitlines() if not line.startswith(b">"))
+        with open(big, "wb") as out:
+            for copy in range(4):
+                codes = np.frombuffer(text, np.uint8).copy()
+                change = np.flatnonzero(rng.random(codes.size) < 0.01)
+                codes[change] = LETTERS[(READ_CODE[codes[change]].astype(np.int64) + rng.integers(1, 4, change.size)) % 4]
+                body = codes.tobytes()
+                out.write(f">copy{copy}\n".encode() + b"\n".join(body[i : i + 80] for i in range(0, len(body), 80)) + b"\n")
+    sets = {
+        "exact": (genome, dict(found_fraction=0.9, error_rate=0.0, seed=1)),
+        "errors 1%": (genome, dict(found_fraction=0.9, error_rate=0.01, seed=2)),
+        "near-miss": (genome, dict(found_fraction=1.0, error_rate=0.0, seed=3)),
+        "exact, 22 Mbp": (big, dict(found_fraction=0.9, error_rate=0.0, seed=5)),
+    }
+    paths = {"genome": genome, "big": big}
+    for name, (ref, params) in sets.items():
+        path = DATA / f"reads_{re.sub('[^a-z0-9]+', '_', name)}_{n}.fq"
+        if not path.exists():
+            chunks = simulate_chunks(ref, n, 100, **params)
+            write_fastq(path, near_miss(chunks, 9) if name == "near-miss" else chunks)
+        paths[name] = path
+    return paths
+
+
+def build_indexes(ref: Path, label: str, runs: int) -> tuple[dict, list[dict]]:
+    """Build each tool's index of ref; rows of build time and peak memory."""
+    stem = DATA / ref.stem
+    rows = []
+    builds = {
+        "seqsift index": SEQSIFT + ["index", "-q", str(ref), "-o", f"{stem}.ssx"],
+        "bwa index": ["bwa", "index", "-p", f"{stem}.bwa", str(ref)],
+        "bowtie2-build": ["bowtie2-build", "--threads", "1", "-q", str(ref), f"{stem}.bt2"],
+    }
+    for tool, argv in builds.items():
+        wall, peak = median_run(argv, runs)
+        rows.append({"reference": label, "tool": tool, "seconds": wall, "peak_mib": peak / 1024})
+    return {"ssx": f"{stem}.ssx", "bwa": f"{stem}.bwa", "bt2": f"{stem}.bt2"}, rows
+
+
+def matched_reads(path: Path, kind: str) -> int:
+    """Reads each tool reports as matched (a sanity check that they did the same job)."""
+    if kind == "tsv":
+        return sum(1 for line in open(path, "rb") if line.split(b"\t")[1] != b"0")
+    count = 0
+    for line in open(path, "rb"):
+        if line[:1] != b"@":
+            flag = int(line.split(b"\t")[1])
+            count += not (flag & 4) and not (flag & 256)
+    return count
+
+
+def search_rows(label: str, reads: Path, idx: dict, n: int, runs: int) -> list[dict]:
+    rows = []
+    out = DATA / "out.txt"
+
+    def add(tool, argv, kind=None, **extra):
+        wall, peak = median_run(argv, runs, out if kind else None)
+        if kind == "sai":
+            samse = ["bwa", "samse", idx["bwa"], str(out), str(reads)]
+            wall2, peak2 = median_run(samse, runs, DATA / "out.sam")
+            rows.append({"reads": label, "tool": tool, "seconds": wall, "reads_per_s": n / wall, "peak_mib": peak / 1024,
+                         "matched": None})
+            tool, wall, peak, kind, out_path = tool + " + samse", wall + wall2, max(peak, peak2), "sam", DATA / "out.sam"
+        else:
+            out_path = out
+        rows.append({"reads": label, "tool": tool, "seconds": wall, "reads_per_s": n / wall, "peak_mib": peak / 1024,
+                     "matched": matched_reads(out_path, kind) if kind else None, **extra})
+
+    for threads in (1, 2):
+        add(f"seqsift count, {threads} thread{'s' * (threads > 1)}",
+            SEQSIFT + ["search", "-t", str(threads), "--max-hits", "0", idx["ssx"], str(reads)], "tsv")
+        add(f"seqsift count+locate, {threads} thread{'s' * (threads > 1)}",
+            SEQSIFT + ["search", "-t", str(threads), idx["ssx"], str(reads)], "tsv")
+    add("bwa aln", ["bwa", "aln", "-n", "0", "-o", "0", "-l", "100", "-k", "0", "-t", "1", idx["bwa"], str(reads)], "sai")
+    add("bowtie2 exact", ["bowtie2", "-p", "1", "--end-to-end", "--score-min", "C,0,0", "-x", idx["bt2"], "-U", str(reads)], "sam")
+    return rows
+
+
+def kernel_rate(searcher, batches, max_hits: int, runs: int) -> float:
+    """Reads/s of the search itself (reads parsed beforehand), one thread."""
+    total = sum(bounds.size - 1 for _, bounds in batches)
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        for codes, bounds in batches:
+            if max_hits:
+                searcher.hits(codes, bounds, max_hits)
+            else:
+                searcher.count(codes, bounds)
+        times.append(time.perf_counter() - start)
+    return total / statistics.median(times)
+
+
+def parsed(path: Path) -> list[tuple[np.ndarray, np.ndarray]]:
+    return [(READ_CODE[b.seq], b.bounds) for b in read_reads(path)]
+
+
+def ablation(paths: dict, runs: int) -> list[dict]:
+    """In-process kernel rates with each optimization switched off in turn, the interleave width
+    swept, and the k-mer length swept (the rule for the default k)."""
+    rows = []
+    index = FMIndex.load(DATA / "klebsiella.ssx")
+    sets = {name: parsed(paths[name]) for name in ("exact", "near-miss")}
+    big = FMIndex.load(DATA / "klebsiella_x4.ssx")
+    sets_big = {"exact, 22 Mbp": parsed(paths["exact, 22 Mbp"])}
+    default = SearchOptions()
+    variants = {
+        "all on (default)": default,
+        "no k-mer table": SearchOptions(kmer_table=False),
+        "hi-lo=1 shortcut: none": SearchOptions(shortcut="none"),
+        "hi-lo=1 shortcut: one rank": SearchOptions(shortcut="rank"),
+        "no interleaving (1 at a time)": SearchOptions(width=1),
+        "none of them": SearchOptions(kmer_table=False, shortcut="none", width=1),
+    }
+    for label, options in variants.items():
+        for name, batches in list(sets.items()) + list(sets_big.items()):
+            searcher = (big if "22" in name else index).searcher(options)
+            searcher.count(*batches[0])  # compile
+            rows.append({"study": "ablation", "variant": label, "reads": name,
+                         "count": kernel_rate(searcher, batches, 0, runs),
+                         "count+locate": kernel_rate(searcher, batches, 100, runs)})
+    for width in (1, 2, 5, 10, 16, 20, 30, 40):
+        for name, batches in (("exact", sets["exact"]), ("exact, 22 Mbp", sets_big["exact, 22 Mbp"])):
+            searcher = (big if "22" in name else index).searcher(SearchOptions(width=width))
+            rows.append({"study": "interleave", "variant": f"width {width}", "reads": name,
+                         "count": kernel_rate(searcher, batches, 0, runs),
+                         "count+locate": kernel_rate(searcher, batches, 100, runs)})
+    for k in (0, 6, 8, 10, 11, 12):
+        for ref, name in ((paths["genome"], "exact"), (paths["big"], "exact, 22 Mbp")):
+            built = FMIndex.build(ref, kmer=k)
+            batches = sets.get(name) or sets_big[name]
+            searcher = built.searcher()
+            searcher.count(*batches[0])
+            rows.append({"study": "kmer", "variant": f"k={k} ({built.arrays.kmer_table.nbytes / 2**20:.2f} MiB)",
+                         "reads": name, "count": kernel_rate(searcher, batches, 0, runs),
+                         "count+locate": kernel_rate(searcher, batches, 100, runs)})
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--reads", type=int, default=1_000_000)
+    parser.add_argument("--json", type=Path, default=DATA / "bench_fmindex.json")
+    parser.add_argument("--render", type=Path, help="print the markdown of an earlier --json file and stop")
+    args = parser.parse_args()
+    if args.render:
+        print(markdown(json.loads(args.render.read_text())))
+        return
+    paths = build_data(args.reads)
+    idx_small, build_rows = build_indexes(paths["genome"], "Klebsiella 5.7 Mbp", args.runs)
+    idx_big, more = build_indexes(paths["big"], "4 copies, 22.7 Mbp", args.runs)
+    build_rows += more
+    search = []
+    for label in ("exact", "errors 1%", "near-miss"):
+        search += search_rows(label, paths[label], idx_small, args.reads, args.runs)
+    search += search_rows("exact, 22 Mbp", paths["exact, 22 Mbp"], idx_big, args.reads, args.runs)
+    studies = ablation(paths, args.runs)
+    meta = {"date": time.strftime("%Y-%m-%d"), "cpu": cpu_name(), "cores": os.cpu_count(),
+            "python": platform.python_version(), "numba": __import__("numba").__version__, "numpy": np.__version__,
+            "seqsift": seqsift.__version__, "bwa": _bwa_version(), "bowtie2": tool_version(["bowtie2", "--version"]),
+            "runs": args.runs, "reads": args.reads}
+    result = {"meta": meta, "build": build_rows, "search": search, "studies": studies}
+    args.json.write_text(json.dumps(result, indent=1))
+    print(markdown(result))
+
+
+def _bwa_version() -> str:
+    r = subprocess.run(["bwa"], capture_output=True, text=True)
+    return next((line for line in r.stderr.splitlines() if line.startswith("Version")), "bwa (version unknown)")
+
+
+def markdown(result: dict) -> str:
+    m = result["meta"]
+    lines = [f"{m['date']}, {m['cpu']} ({m['cores']} cores), Python {m['python']}, numba {m['numba']}, "
+             f"seqsift {m['seqsift']}, {m['bwa']}, {m['bowtie2'].split('/')[-1]}; medians of {m['runs']} runs, "
+             f"{m['reads']:,} reads of 100 bp per set.", "",
+             "| reference | tool | build s | peak MiB |", "| --- | --- | --- | --- |"]
+    lines += [f"| {r['reference']} | {r['tool']} | {r['seconds']:.2f} | {r['peak_mib']:.0f} |" for r in result["build"]]
+    lines += ["", "| reads | tool | seconds | reads/s | peak MiB | reads matched |", "| --- | --- | --- | --- | --- | --- |"]
+    lines += [f"| {r['reads']} | {r['tool']} | {r['seconds']:.2f} | {r['reads_per_s'] / 1e3:,.0f} k | {r['peak_mib']:.0f} | "
+              f"{'' if r['matched'] is None else format(r['matched'], ',')} |" for r in result["search"]]
+    for study in ("ablation", "interleave", "kmer"):
+        rows = [r for r in result["studies"] if r["study"] == study]
+        sets = list(dict.fromkeys(r["reads"] for r in rows))
+        lines += ["", f"| {study} (in process, 1 thread, k reads/s: count / count+locate) | " + " | ".join(sets) + " |",
+                  "| --- |" + " --- |" * len(sets)]
+        for variant in dict.fromkeys(r["variant"] for r in rows):
+            cells = {r["reads"]: r for r in rows if r["variant"] == variant}
+            lines.append(f"| {variant} | " + " | ".join(
+                f"{cells[s]['count'] / 1e3:,.0f} / {cells[s]['count+locate'] / 1e3:,.0f}" if s in cells else "" for s in sets) + " |")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    main()
