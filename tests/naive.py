@@ -77,3 +77,32 @@ def dna_hits(records, read: str) -> list[tuple[str, int, str]]:
     if not read or set(read) - set("ACGT"):
         return []
     return record_hits(records, read, revcomp=True)
+
+
+def alignment_score(q: str, t: str, score, gap_open: int, gap_extend: int, mode: str = "local") -> int:
+    """Gotoh's recurrences written out with full matrices (O(mn) memory): the oracle for every
+    alignment kernel. score(a, b) gives the substitution score of two letters; a gap of L costs
+    gap_open + L * gap_extend; semi-global aligns the whole query to any stretch of the target."""
+    NEG = float("-inf")
+    m, n = len(q), len(t)
+    H = [[0] * (n + 1) for _ in range(m + 1)]
+    I = [[NEG] * (n + 1) for _ in range(m + 1)]
+    D = [[NEG] * (n + 1) for _ in range(m + 1)]
+    for i in range(1, m + 1):
+        H[i][0] = 0 if mode == "local" else -(gap_open + i * gap_extend)
+    for j in range(1, n + 1):
+        H[0][j] = -(gap_open + j * gap_extend) if mode == "global" else 0
+    best = 0
+    for i in range(1, m + 1):
+        for j in range(1, n + 1):
+            I[i][j] = max(H[i - 1][j] - gap_open - gap_extend, I[i - 1][j] - gap_extend)
+            D[i][j] = max(H[i][j - 1] - gap_open - gap_extend, D[i][j - 1] - gap_extend)
+            H[i][j] = max(H[i - 1][j - 1] + score(q[i - 1], t[j - 1]), I[i][j], D[i][j])
+            if mode == "local":
+                H[i][j] = max(H[i][j], 0)
+                best = max(best, H[i][j])
+    if mode == "local":
+        return best
+    if mode == "global":
+        return H[m][n]
+    return max(H[m]) if m else 0

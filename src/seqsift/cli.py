@@ -54,6 +54,7 @@ def common_options() -> argparse.ArgumentParser:
 
 def build_parser() -> argparse.ArgumentParser:
     from seqsift import demo
+    from seqsift.alignment import command as align_command
     from seqsift.find import command as find_command
     from seqsift.fmindex import commands as fmindex_commands
     from seqsift.fmindex import check, simulate, stats
@@ -62,7 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"seqsift {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     parent = common_options()
-    for module in (find_command, fmindex_commands, simulate, check, stats, demo):
+    for module in (find_command, fmindex_commands, simulate, check, stats, align_command, demo):
         module.add_parser(sub, parent)
     return parser
 

@@ -1,0 +1,105 @@
+"""Database search: every query against every database sequence, the best `top` per query with
+their alignments. Local scores come from the 16-bit lanes kernel (rescored in 32 bits where a lane
+saturates); the other modes, and every reported alignment, from the reference kernel."""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+import numpy as np
+
+from seqsift.alignment import _lanes
+from seqsift.alignment import _reference as ref
+from seqsift.alignment.pairwise import Alignment, align_codes, mode_code, render
+from seqsift.alignment.scoring import Scoring
+from seqsift.backend import check_threads
+
+
+@dataclass(frozen=True)
+class DatabaseHit:
+    target: int  # index in the database, in file order
+    name: str
+    score: int
+    alignment: Alignment
+
+
+class Database:
+    """Sequences encoded once for a scoring scheme, sorted by length into lanes batches whose
+    profiles are built on first use and kept for every later query."""
+
+    def __init__(self, names: list[str], sequences: list[bytes | str], scoring: Scoring):
+        self.names = list(names)
+        self.scoring = scoring
+        self.codes = [scoring.encode(s, f"database sequence {n!r}") for n, s in zip(names, sequences)]
+        order = np.argsort([c.size for c in self.codes], kind="stable")
+        self.batches = [order[k : k + _lanes.LANES] for k in range(0, order.size, _lanes.LANES)]
+        self._profiles: dict[int, tuple[np.ndarray, int]] = {}
+
+    def __len__(self) -> int:
+        return len(self.codes)
+
+    def residues(self) -> int:
+        return int(sum(c.size for c in self.codes))
+
+    def profile(self, b: int) -> tuple[np.ndarray, int]:
+        if b not in self._profiles:  # a benign race: two threads may build the same profile once each
+            self._profiles[b] = _lanes.batch_profile(self.scoring.matrix, [self.codes[k] for k in self.batches[b]])
+        return self._profiles[b]
+
+
+def score_pair(q: np.ndarray, t: np.ndarray, scoring: Scoring, mode: int) -> int:
+    """Score only, 32-bit reference kernel, linear memory."""
+    if q.size == 0 or t.size == 0:
+        return align_codes(q, t, scoring, {v: k for k, v in ref.MODES.items()}[mode])[0]
+    H, I = np.empty(t.size + 1, np.int32), np.empty(t.size + 1, np.int32)
+    ref.first_rows(t, scoring.gap_open, scoring.gap_extend, mode, H, I)
+    best = np.zeros(3, np.int64)
+    ref.advance(q, t, np.ascontiguousarray(scoring.matrix, np.int32), scoring.gap_open, scoring.gap_extend, mode,
+                0, q.size, H, I, np.empty((0, t.size + 1), np.uint8), np.empty((0, 2, 0), np.int32), 0, best)
+    return int(best[0])
+
+
+def scores(query: np.ndarray, db: Database, mode: str = "local") -> np.ndarray:
+    """The score of query against every database sequence (database order), one thread."""
+    code = mode_code(mode)
+    out = np.empty(len(db), np.int64)
+    if code != ref.LOCAL or query.size == 0:
+        for k, t in enumerate(db.codes):
+            out[k] = score_pair(query, t, db.scoring, code)
+        return out
+    H = np.empty((query.size + 1, _lanes.LANES), np.int16)
+    D = np.empty_like(H)
+    best = np.empty(_lanes.LANES, np.int16)
+    oe, ex = db.scoring.gap_open + db.scoring.gap_extend, db.scoring.gap_extend
+    for b, members in enumerate(db.batches):
+        profile, columns = db.profile(b)
+        _lanes.score_batch(query, profile, columns, oe, ex, H, D, best)
+        for lane, k in enumerate(members):
+            out[k] = best[lane] if best[lane] < _lanes.LIMIT else score_pair(query, db.codes[k], db.scoring, code)
+    return out
+
+
+def search_database(queries: list[bytes | str], db: Database, top: int = 10, mode: str = "local",
+                    threads: int | None = None) -> list[list[DatabaseHit]]:
+    """For each query, its `top` best database sequences (score descending, then database order),
+    each with its alignment. Queries run on `threads` threads (the kernels release the GIL)."""
+    threads = check_threads(threads)
+    encoded = [db.scoring.encode(q, f"query {i + 1}") for i, q in enumerate(queries)]
+
+    def one(query: np.ndarray) -> list[DatabaseHit]:
+        all_scores = scores(query, db, mode)
+        best = np.lexsort((np.arange(all_scores.size), -all_scores))[:top]
+        hits = []
+        for k in best.tolist():
+            score, ops, qs, qe, ts, te = align_codes(query, db.codes[k], db.scoring, mode)
+            if score != all_scores[k]:
+                raise RuntimeError(f"internal error: fast score {all_scores[k]} != reference {score} for target {k}")
+            hits.append(DatabaseHit(k, db.names[k], score, render(query, db.codes[k], db.scoring, score, ops, qs, qe, ts, te)))
+        return hits
+
+    if threads == 1 or len(encoded) == 1:
+        return [one(q) for q in encoded]
+    with ThreadPoolExecutor(min(threads, os.cpu_count() or 1)) as pool:
+        return list(pool.map(one, encoded))

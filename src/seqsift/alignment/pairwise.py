@@ -1,0 +1,168 @@
+"""`seqsift.align`: one query against one target, with the alignment itself (CIGAR, aligned
+strings and a match line), by the reference kernel's checkpointed traceback."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from seqsift.alignment import _reference as ref
+from seqsift.alignment.scoring import Scoring, dna
+from seqsift.errors import UsageError
+
+_OPS = np.frombuffer(b"MID", np.uint8)
+
+
+@dataclass(frozen=True)
+class Alignment:
+    """Coordinates are 0-based, end exclusive: the query residues query[query_start:query_end]
+    align to target[target_start:target_end]."""
+
+    score: int
+    query_start: int
+    query_end: int
+    target_start: int
+    target_end: int
+    cigar: str  # M aligned pair, I query residue against a gap, D target residue against a gap
+    query_aligned: str
+    target_aligned: str
+    match_line: str  # '|' identical, '+' positive score, ' ' otherwise or a gap
+
+    @property
+    def length(self) -> int:
+        return len(self.query_aligned)
+
+    @property
+    def identities(self) -> int:
+        return self.match_line.count("|")
+
+    @property
+    def mismatches(self) -> int:
+        return sum(1 for a, b in zip(self.query_aligned, self.target_aligned) if a != b and a != "-" and b != "-")
+
+    @property
+    def gap_opens(self) -> int:
+        return sum(1 for op in _runs(self.cigar) if op[1] in "ID")
+
+    def __str__(self) -> str:
+        return f"{self.query_aligned}\n{self.match_line}\n{self.target_aligned}"
+
+
+def _runs(cigar: str) -> list[tuple[int, str]]:
+    out, number = [], ""
+    for c in cigar:
+        if c.isdigit():
+            number += c
+        else:
+            out.append((int(number), c))
+            number = ""
+    return out
+
+
+def mode_code(mode: str) -> int:
+    if mode not in ref.MODES:
+        raise UsageError(f"mode {mode!r} is not one of {', '.join(ref.MODES)}")
+    return ref.MODES[mode]
+
+
+def align_codes(q: np.ndarray, t: np.ndarray, scoring: Scoring, mode: str = "local") -> tuple[int, np.ndarray, int, int, int, int]:
+    """(score, ops, query start, query end, target start, target end) of residue codes."""
+    code = mode_code(mode)
+    m, n = q.size, t.size
+    every = ref.band_rows(m)
+    checkpoints = np.empty((m // every + 1, 2, n + 1), np.int32)
+    H, I = np.empty(n + 1, np.int32), np.empty(n + 1, np.int32)
+    ref.first_rows(t, scoring.gap_open, scoring.gap_extend, code, H, I)
+    checkpoints[0, 0], checkpoints[0, 1] = H, I
+    best = np.zeros(3, np.int64)
+    no_dirs = np.empty((0, n + 1), np.uint8)
+    matrix = np.ascontiguousarray(scoring.matrix, np.int32)
+    ref.advance(q, t, matrix, scoring.gap_open, scoring.gap_extend, code, 0, m, H, I, no_dirs, checkpoints, every, best)
+    score, i, j = (int(x) for x in best)
+    if m == 0 or n == 0:  # nothing to align: the border value, an all-gap alignment
+        score, i, j = _empty_score(m, n, scoring, code)
+    end_i, end_j = i, j
+    ops = np.empty(m + n, np.int8)
+    count, state, finished = 0, 0, code == ref.LOCAL and score == 0
+    scratch = np.zeros(3, np.int64)
+    while not finished and i > 0:
+        start = ((i - 1) // every) * every
+        H[:], I[:] = checkpoints[start // every, 0], checkpoints[start // every, 1]
+        dirs = np.empty((i - start, n + 1), np.uint8)
+        ref.advance(q, t, matrix, scoring.gap_open, scoring.gap_extend, code, start, i, H, I, dirs, checkpoints, 0, scratch)
+        i, j, state, steps, finished = ref.trace_band(dirs, start, i, j, state, code, ops[count:])
+        count += steps
+    if not finished and i == 0 and code == ref.GLOBAL:  # row 0 of a global alignment: leading target gap
+        ops[count : count + j] = 2
+        count += j
+        j = 0
+    if code == ref.LOCAL and score == 0:
+        i, j = end_i, end_j = 0, 0
+    return score, ops[:count][::-1].copy(), i, end_i, j, end_j
+
+
+def _empty_score(m: int, n: int, scoring: Scoring, code: int) -> tuple[int, int, int]:
+    if code == ref.LOCAL or (code == ref.SEMIGLOBAL and m == 0):
+        return 0, 0, 0
+    k = m + (n if code == ref.GLOBAL else 0)
+    return (-(scoring.gap_open + k * scoring.gap_extend) if k else 0), m, (n if code == ref.GLOBAL else 0)
+
+
+def align(query: str | bytes, target: str | bytes, scoring: Scoring | None = None, mode: str = "local") -> Alignment:
+    """Align query to target: mode 'local' (Smith-Waterman, default), 'global' (Needleman-Wunsch)
+    or 'semi-global' (the whole query against any stretch of the target). scoring defaults to
+    DNA match 1, mismatch -1, linear gap 2 (the seed's scheme)."""
+    scoring = scoring or dna()
+    q = scoring.encode(query, "query")
+    t = scoring.encode(target, "target")
+    score, ops, qs, qe, ts, te = align_codes(q, t, scoring, mode)
+    return render(q, t, scoring, score, ops, qs, qe, ts, te)
+
+
+def render(q, t, scoring: Scoring, score, ops, qs, qe, ts, te) -> Alignment:
+    letters = np.frombuffer(scoring.alphabet, np.uint8)
+    qa, ta, line = [], [], []
+    i, j = qs, ts
+    for op in ops.tolist():
+        if op == 0:
+            a, b = letters[q[i]], letters[t[j]]
+            qa.append(a)
+            ta.append(b)
+            line.append(124 if a == b else 43 if scoring.matrix[q[i], t[j]] > 0 else 32)
+            i += 1
+            j += 1
+        elif op == 1:
+            qa.append(letters[q[i]])
+            ta.append(45)
+            line.append(32)
+            i += 1
+        else:
+            qa.append(45)
+            ta.append(letters[t[j]])
+            line.append(32)
+            j += 1
+    return Alignment(score=score, query_start=qs, query_end=qe, target_start=ts, target_end=te, cigar=cigar(ops),
+                     query_aligned=bytes(qa).decode(), target_aligned=bytes(ta).decode(), match_line=bytes(line).decode())
+
+
+def cigar(ops: np.ndarray) -> str:
+    if not ops.size:
+        return ""
+    edges = np.flatnonzero(np.diff(ops)) + 1
+    starts = np.concatenate(([0], edges))
+    lengths = np.diff(np.concatenate((starts, [ops.size])))
+    return "".join(f"{n}{chr(_OPS[ops[s]])}" for s, n in zip(starts, lengths))
+
+
+def rescore(alignment: Alignment, scoring: Scoring) -> int:
+    """The score of an alignment's columns under scoring: the check that a traceback is right."""
+    total, gap = 0, None
+    for a, b in zip(alignment.query_aligned, alignment.target_aligned):
+        kind = "I" if b == "-" else "D" if a == "-" else None
+        if kind is None:
+            total += int(scoring.matrix[scoring.encode(a)[0], scoring.encode(b)[0]])
+        else:
+            total -= scoring.gap_extend + (scoring.gap_open if kind != gap else 0)
+        gap = kind
+    return total

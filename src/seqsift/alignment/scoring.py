@@ -1,0 +1,132 @@
+"""Scoring schemes: substitution matrices (shipped NCBI files or any NCBI-format file), DNA
+match/mismatch, and gap penalties.
+
+Gap convention (BLAST's): a gap of length L costs open + L * extend, so `--gap-open 11
+--gap-extend 1` charges 12 for one residue, and open 0, extend 2 is the seed's linear gap of -2 per
+residue. parasail and SSW charge their `open` for the first residue instead: our (open, extend)
+is their (open + extend, extend).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from dataclasses import dataclass
+from importlib import resources
+
+import numpy as np
+
+from seqsift.errors import FormatError, UsageError
+
+MATRICES = ("BLOSUM45", "BLOSUM50", "BLOSUM62", "BLOSUM80", "BLOSUM90", "PAM30", "PAM70", "PAM250")
+DNA_ALPHABET = b"ACGTN"
+# Residues some databases use that the matrices lack: selenocysteine, pyrrolysine, Leu/Ile.
+PROTEIN_ALIASES = {ord("U"): ord("X"), ord("O"): ord("X"), ord("J"): ord("X")}
+MAX_SCORE = 1000  # per residue pair, so 32-bit scores cannot overflow on any real sequence
+
+
+@dataclass(frozen=True)
+class Scoring:
+    """A substitution matrix over `alphabet` (letter i scores matrix[i, j] against letter j) and
+    affine gap penalties (positive numbers: a gap of L residues costs open + L * extend)."""
+
+    name: str
+    alphabet: bytes
+    matrix: np.ndarray
+    gap_open: int
+    gap_extend: int
+    unknown: int  # code every letter outside the alphabet maps to (X or N), -1 for an error
+
+    def __post_init__(self):
+        if self.gap_open < 0 or self.gap_extend < 1:
+            raise UsageError(f"gap penalties must be positive numbers (a gap costs open + length * extend): "
+                             f"got --gap-open {self.gap_open} --gap-extend {self.gap_extend}; extend must be at least 1")
+        if np.abs(self.matrix).max(initial=0) > MAX_SCORE:
+            raise UsageError(f"matrix {self.name}: scores beyond +-{MAX_SCORE} are not supported")
+
+    @property
+    def is_dna(self) -> bool:
+        return self.alphabet == DNA_ALPHABET
+
+    def with_gaps(self, gap_open: int, gap_extend: int) -> "Scoring":
+        return Scoring(self.name, self.alphabet, self.matrix, gap_open, gap_extend, self.unknown)
+
+    def encode(self, seq: bytes | str, where: str = "sequence") -> np.ndarray:
+        """Residue codes (uint8). Case is folded; for DNA every other IUPAC letter becomes N, for
+        proteins U, O and J become X; any other letter is an error naming `where` and position."""
+        raw = (seq.encode() if isinstance(seq, str) else bytes(seq)).upper()
+        if not self.is_dna:
+            raw = raw.translate(bytes(PROTEIN_ALIASES.get(i, i) for i in range(256)))
+        codes = self._table[np.frombuffer(raw, np.uint8)]
+        bad = np.flatnonzero(codes == 255)
+        if bad.size:
+            pos = int(bad[0])
+            raise UsageError(f"{where}: letter {chr(raw[pos])!r} at position {pos + 1} is not in the "
+                             f"{self.name} alphabet ({self.alphabet.decode()})")
+        return codes
+
+    @functools.cached_property
+    def _table(self) -> np.ndarray:
+        table = np.full(256, 255, np.uint8)
+        for i, letter in enumerate(self.alphabet):
+            table[letter] = i
+        if self.is_dna:
+            for letter in b"RYSWKMBDHVN":
+                table[letter] = self.unknown
+        return table
+
+
+def dna(match: int = 1, mismatch: int = -1, gap_open: int = 0, gap_extend: int = 2) -> Scoring:
+    """A, C, G, T scoring match/mismatch; N (and any IUPAC code) scores `mismatch` against everything,
+    itself included, so an N never adds to a score."""
+    if match <= 0 or mismatch >= 0:
+        raise UsageError(f"--match {match} --mismatch {mismatch}: match must be positive and mismatch negative")
+    m = np.full((5, 5), mismatch, np.int32)
+    m[np.arange(4), np.arange(4)] = match
+    return Scoring(f"DNA {match}/{mismatch}", DNA_ALPHABET, m, gap_open, gap_extend, unknown=4)
+
+
+def matrix(name: str, gap_open: int = 11, gap_extend: int = 1) -> Scoring:
+    """A shipped matrix by name (BLOSUM62, ...) or an NCBI-format matrix file by path."""
+    if name.upper() in MATRICES:
+        text = (resources.files("seqsift.alignment") / "matrices" / name.upper()).read_text()
+        return _parse(text, name.upper(), gap_open, gap_extend)
+    if os.path.exists(name):
+        try:
+            with open(name, encoding="utf-8", errors="replace") as f:
+                text = f.read(1 << 20)
+        except OSError as exc:
+            raise UsageError(f"{name}: cannot read the matrix file ({exc.strerror})") from None
+        return _parse(text, name, gap_open, gap_extend)
+    raise UsageError(f"--matrix {name}: not a file, nor one of {', '.join(MATRICES)}")
+
+
+def _parse(text: str, name: str, gap_open: int, gap_extend: int) -> Scoring:
+    """NCBI format: '#' comments, a header line of single letters, then one row per letter: the
+    letter and its scores."""
+    header, rows = None, []
+    for number, line in enumerate(text.splitlines(), 1):
+        fields = line.split()
+        if not fields or line.startswith("#"):
+            continue
+        if header is None:
+            if not all(len(f) == 1 for f in fields):
+                raise FormatError(name, number, "expected the header line of single-letter column names")
+            header = [f.upper() for f in fields]
+            continue
+        if len(rows) == len(header):
+            raise FormatError(name, number, "more rows than the header has letters")
+        if fields[0].upper() != header[len(rows)]:
+            raise FormatError(name, number, f"expected the row of {header[len(rows)]!r}")
+        try:
+            values = [int(v) for v in fields[1:]]
+        except ValueError:
+            raise FormatError(name, number, "scores must be whole numbers") from None
+        if len(values) != len(header):
+            raise FormatError(name, number, f"{len(values)} scores where the header names {len(header)} letters")
+        rows.append(values)
+    if header is None or len(rows) != len(header):
+        raise FormatError(name, 0, "the matrix is incomplete: every header letter needs its row")
+    alphabet = "".join(header).encode()
+    unknown = alphabet.find(b"X")
+    return Scoring(name, alphabet, np.array(rows, np.int32), gap_open, gap_extend, unknown)

@@ -1,0 +1,159 @@
+"""Smith-Waterman (issue 4): every kernel against the naive O(mn) oracle, tracebacks re-scored,
+the lanes kernel's saturation fallback, memory bounds, and bad input."""
+
+import resource
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import seqsift
+from seqsift.alignment import Database, dna, matrix, rescore, search_database
+from seqsift.alignment import _reference as ref
+from seqsift.alignment.database import score_pair, scores
+from seqsift.errors import FormatError, UsageError
+from tests import naive
+
+PROTEIN = list("ARNDCQEGHILKMFPSTWYV")
+
+
+def oracle(q, t, scoring, mode):
+    letters = set(q) | set(t)
+    table = {(a, b): int(scoring.matrix[scoring.encode(a)[0], scoring.encode(b)[0]]) for a in letters for b in letters}
+    return naive.alignment_score(q, t, lambda a, b: table[a, b], scoring.gap_open, scoring.gap_extend, mode)
+
+
+def mutate(seq, rng, rate):
+    """Substitutions, insertions and deletions at `rate` each position."""
+    out = []
+    for c in seq:
+        r = rng.random()
+        if r < rate / 3:
+            out.append(str(rng.choice(list("ACGT"))))
+        elif r < 2 * rate / 3:
+            out += [c, str(rng.choice(list("ACGT")))]
+        elif r >= rate:
+            out.append(c)
+    return "".join(out)
+
+
+SCHEMES = [dna(1, -1, 0, 2), dna(2, -3, 5, 2), dna(1, -1, 3, 1), matrix("BLOSUM62", 11, 1), matrix("PAM30", 0, 3),
+           matrix("BLOSUM45", 2, 1)]
+
+
+@pytest.mark.parametrize("scheme", range(len(SCHEMES)))
+@pytest.mark.parametrize("mode", ["local", "global", "semi-global"])
+def test_pairwise_matches_the_oracle_and_its_traceback_rescores(rng, scheme, mode):
+    scoring = SCHEMES[scheme]
+    alphabet = list("ACGT") if scoring.is_dna else PROTEIN
+    for _ in range(40):
+        q = "".join(rng.choice(alphabet, int(rng.integers(0, 40))))
+        t = "".join(rng.choice(alphabet, int(rng.integers(0, 40)))) if rng.random() < 0.5 else mutate(q, rng, 0.3) if scoring.is_dna else q[3:]
+        a = seqsift.align(q, t, scoring, mode)
+        assert a.score == oracle(q, t, scoring, mode) == rescore(a, scoring), (q, t)
+        assert a.query_aligned.replace("-", "") == q[a.query_start : a.query_end]
+        assert a.target_aligned.replace("-", "") == t[a.target_start : a.target_end]
+        if mode != "local":
+            assert (a.query_start, a.query_end) == (0, len(q))
+        if mode == "global":
+            assert (a.target_start, a.target_end) == (0, len(t))
+
+
+def test_long_mutated_dna_pairs_with_linear_gaps(rng):
+    """~1 kbp at ~10% divergence, linear gap 2: the case where striped kernels under-score."""
+    scoring = dna(1, -1, 0, 2)
+    for _ in range(2):
+        q = "".join(rng.choice(list("ACGT"), 400))
+        t = mutate(q, rng, 0.1)
+        a = seqsift.align(q, t, scoring)
+        assert a.score == oracle(q, t, scoring, "local") == rescore(a, scoring)
+
+
+def test_seed_example():
+    a = seqsift.align("ACACACTA", "AGCACACA")
+    assert (a.score, a.cigar, a.query_aligned) == (5, "5M", "ACACA")
+    assert str(a) == "ACACA\n|||||\nACACA"
+
+
+def test_lanes_kernel_equals_reference_including_saturated_lanes(rng):
+    scoring = matrix("BLOSUM62", 11, 1)
+    seqs = ["".join(rng.choice(PROTEIN, int(rng.integers(0, 120)))) for _ in range(75)] + [""]
+    db = Database([f"s{i}" for i in range(len(seqs))], seqs, scoring)
+    for _ in range(4):
+        q = scoring.encode("".join(rng.choice(PROTEIN, int(rng.integers(1, 90)))))
+        assert scores(q, db).tolist() == [score_pair(q, t, scoring, ref.LOCAL) for t in db.codes]
+    big = dna(100, -1, 0, 2)  # scores past 32767: the lanes saturate, the 32-bit kernel takes over
+    db = Database(["long", "short"], ["ACGT" * 120, "ACGT" * 5], big)
+    q = big.encode("ACGT" * 120)
+    assert scores(q, db).tolist() == [48000, 2000]
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_search_database_top_hits_in_order(rng, threads):
+    scoring = matrix("BLOSUM62", 11, 1)
+    seqs = ["".join(rng.choice(PROTEIN, int(rng.integers(20, 80)))) for _ in range(40)]
+    seqs[7] = seqs[3]  # a tie: database order breaks it
+    db = Database([f"s{i}" for i in range(40)], seqs, scoring)
+    queries = [seqs[3][5:50], "".join(rng.choice(PROTEIN, 60))]
+    results = search_database(queries, db, top=5, threads=threads)
+    for q, hits in zip(queries, results):
+        want = sorted(((-oracle(q, s, scoring, "local"), k) for k, s in enumerate(seqs)))[:5]
+        assert [(-h.score, h.target) for h in hits] == want
+        assert all(h.alignment.score == h.score == rescore(h.alignment, scoring) for h in hits)
+    assert [h.target for h in results[0][:2]] == [3, 7]
+
+
+def test_global_and_semiglobal_database_search(rng):
+    scoring = dna(2, -3, 5, 2)
+    seqs = ["".join(rng.choice(list("ACGT"), int(rng.integers(5, 50)))) for _ in range(10)]
+    db = Database([str(i) for i in range(10)], seqs, scoring)
+    for mode in ("global", "semi-global"):
+        hits = search_database([seqs[2][3:20]], db, top=10, mode=mode)[0]
+        assert sorted(h.score for h in hits) == sorted(oracle(seqs[2][3:20], s, scoring, mode) for s in seqs)
+
+
+def test_traceback_memory_is_bounded():
+    assert ref.traceback_bytes(100_000, 100_000) < 400 << 20  # two 100 kbp sequences: ~180 MiB
+    code = textwrap.dedent("""
+        import resource, numpy as np, seqsift, seqsift.alignment
+        from seqsift.alignment import dna
+        rng = np.random.default_rng(1)
+        q = bytes(rng.choice(np.frombuffer(b"ACGT", np.uint8), 12_000))
+        t = q[:6000] + b"ACGTTGCA" + q[6000:]
+        seqsift.align(b"A", b"A")
+        before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        a = seqsift.align(q, t, dna(1, -1, 0, 2))
+        grew = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
+        print(a.score, seqsift.alignment.rescore(a, dna(1, -1, 0, 2)), a.query_end - a.query_start, grew)
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert out[:3] == ["11984", "11984", "12000"]
+    assert int(out[3]) * 1024 < 3 * ref.traceback_bytes(12_000, 12_008) + (32 << 20)  # a full matrix: 144 MB+
+
+
+def test_scoring_conventions_and_errors(tmp_path):
+    assert seqsift.align("AAAAGGGG", "AAAAGGGG").score == 8
+    assert seqsift.align("AAAATTTTAAAA", "AAAAAAAA", dna(1, -1, 3, 1), "global").score == 8 - (3 + 4)
+    assert seqsift.align("ACGUNO", "ACGTNX", matrix("BLOSUM62")).query_aligned  # U, O map to X
+    assert seqsift.align("ACGTN", "ACGTA", dna(1, -1, 0, 2), "global").score == 3  # N scores a mismatch
+    with pytest.raises(UsageError, match="query: letter '1' at position 3"):
+        seqsift.align("AC1", "ACG")
+    with pytest.raises(UsageError, match="gap penalties must be positive"):
+        dna(1, -1, -1, 2)
+    with pytest.raises(UsageError, match="match must be positive"):
+        dna(0, -1)
+    bad = tmp_path / "bad.mat"
+    bad.write_text("# comment\n   A  C\nA  1 -1\nC -1  x\n")
+    with pytest.raises(FormatError, match="bad.mat:4: scores must be whole numbers"):
+        matrix(str(bad))
+    bad.write_text("   A  C\nA  1 -1\n")
+    with pytest.raises(FormatError, match="incomplete"):
+        matrix(str(bad))
+    good = tmp_path / "good.mat"
+    good.write_text("   A  C  X\nA  2 -1 0\nC -1  2 0\nX 0 0 0\n")
+    assert seqsift.align("ACCA", "ACCA", matrix(str(good), 1, 1)).score == 8
+    with pytest.raises(UsageError, match="not a file, nor one of"):
+        matrix("BLOSUM999")
+    assert seqsift.align("", "ACGT").score == 0 and seqsift.align("", "ACGT", mode="global").score == -8
