@@ -1,0 +1,99 @@
+"""`seqsift align` end to end: BLAST tabular and custom columns, readable pairs, SAM, bad input."""
+
+import numpy as np
+import pysam
+import pytest
+
+from seqsift.alignment import matrix
+from seqsift.alignment import _reference as ref
+from seqsift.alignment.database import score_pair
+from seqsift.cli import main
+from tests import naive
+from tests.conftest import shared_file
+
+
+@pytest.fixture(scope="module")
+def proteins(tmp_path_factory):
+    """Two real queries and 150 real database proteins."""
+    tmp = tmp_path_factory.mktemp("prot")
+    queries = [r for r in naive.read_records(shared_file("proteins_query.fa.gz")) if len(r[1]) >= 150][:2]
+    db = naive.read_records(shared_file("proteins_db.fa.gz"))[:150]
+    db.append(("copy_of_q0", queries[0][1][10:120]))
+    q_path, db_path = tmp / "q.fa", tmp / "db.fa"
+    q_path.write_text("".join(f">{n} a description\n{s}\n" for n, s in queries))
+    db_path.write_text("".join(f">{n}\n{s}\n" for n, s in db))
+    return q_path, db_path, queries, db
+
+
+def test_blast_tabular_top_hits(tmp_path, proteins):
+    q_path, db_path, queries, db = proteins
+    out = tmp_path / "out.tsv"
+    assert main(["align", str(q_path), str(db_path), "--top", "3", "-o", str(out)]) == 0
+    rows = [line.split("\t") for line in out.read_text().splitlines()]
+    assert len(rows) == 6 and all(len(r) == 12 for r in rows)
+    scoring = matrix("BLOSUM62", 11, 1)
+    names = [n for n, _ in db]
+    for k, (qname, qseq) in enumerate(queries):
+        all_scores = [score_pair(scoring.encode(qseq), scoring.encode(s), scoring, ref.LOCAL) for _, s in db]
+        best = sorted(range(len(db)), key=lambda i: (-all_scores[i], i))[:3]
+        assert [r[1] for r in rows[3 * k : 3 * k + 3]] == [names[i] for i in best]
+        assert all(r[0] == qname for r in rows[3 * k : 3 * k + 3])
+    top = rows[0]
+    assert top[1] == "copy_of_q0" and float(top[2]) == 100.0 and top[3] == "110"
+    assert (top[6], top[7], top[8], top[9]) == ("11", "120", "1", "110")
+    assert float(top[10]) < 1e-40 and float(top[11]) > 200
+
+
+def test_custom_columns_pair_and_sam(tmp_path, proteins):
+    q_path, db_path, queries, db = proteins
+    out = tmp_path / "out.tsv"
+    assert main(["align", str(q_path), str(db_path), "--top", "1", "--outfmt", "6 qseqid sseqid score cigar qlen",
+                 "-o", str(out)]) == 0
+    first = out.read_text().splitlines()[0].split("\t")
+    assert first[1] == "copy_of_q0" and first[3] == "110M" and first[4] == str(len(queries[0][1]))
+    assert main(["align", str(q_path), str(db_path), "--top", "1", "--outfmt", "pair", "-o", str(out)]) == 0
+    assert "Query        11  " in out.read_text() and "|||||" in out.read_text()
+    genome = naive.read_records(shared_file("lambda_virus.fa.gz"))[0][1]
+    rng = np.random.default_rng(4)
+    reads = tmp_path / "reads.fa"
+    reads.write_text("".join(f">r{i}\n{genome[p : p + 80]}\n" for i, p in enumerate(rng.integers(0, 40000, 5))))
+    targets = tmp_path / "targets.fa"
+    targets.write_text(f">left\n{genome[:24000]}\n>right\n{genome[24000:]}\n")
+    sam = tmp_path / "out.sam"
+    assert main(["align", str(reads), str(targets), "--dna", "--match", "2", "--mismatch", "-3", "--gap-open", "5",
+                 "--gap-extend", "2", "--top", "1", "--outfmt", "sam", "-o", str(sam)]) == 0
+    with pysam.AlignmentFile(str(sam), "r") as f:
+        records = list(f)
+    assert len(records) == 5 and all(r.get_tag("AS") >= 2 * 70 for r in records)
+    assert all(r.query_alignment_length + r.query_alignment_start <= 80 for r in records)
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["--gap-open", "-1"], "gap penalties must be positive"),
+    (["--outfmt", "6 qseqid nonsense"], "unknown column(s) nonsense"),
+    (["--outfmt", "sam"], "--outfmt sam is for DNA"),
+    (["--matrix", "BLOSUM7"], "not a file, nor one of"),
+])
+def test_bad_options(tmp_path, proteins, capsys, argv, message):
+    q_path, db_path, _, _ = proteins
+    out = tmp_path / "out.tsv"
+    assert main(["align", str(q_path), str(db_path), "-o", str(out), *argv]) == 2
+    assert message in capsys.readouterr().err and not out.exists()
+
+
+def test_bad_letters_and_matrix_file(tmp_path, capsys):
+    q, db = tmp_path / "q.fa", tmp_path / "db.fa"
+    q.write_text(">q\nMKV\n")
+    db.write_text(">ok\nMKVL\n>bad\nMK*V-\n")
+    assert main(["align", str(q), str(db)]) == 2
+    assert "database sequence 'bad': letter '-' at position 5" in capsys.readouterr().err
+    db.write_text(">ok\nMKVL\n")
+    mat = tmp_path / "m.txt"
+    mat.write_text("  M K\nM 1 0\nK 0\n")
+    assert main(["align", str(q), str(db), "--matrix", str(mat)]) == 2
+    assert "m.txt:3:" in capsys.readouterr().err
+    empty = tmp_path / "e.fa"
+    empty.write_text(">e\n\n")
+    out = tmp_path / "o.tsv"
+    assert main(["align", str(empty), str(db), "--outfmt", "6 qseqid sseqid score", "-o", str(out)]) == 0
+    assert out.read_text() == "e\tok\t0\n"
