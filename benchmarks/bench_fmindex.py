@@ -15,7 +15,6 @@ Wall times are medians of --runs runs, inputs in the page cache; peak memory fro
 
 from __future__ import annotations
 
-import argparse
 import gzip
 import json
 import os
@@ -31,7 +30,7 @@ from pathlib import Path
 import numpy as np
 
 import seqsift
-from benchlib import cpu_name, tool_version
+from benchlib import bench_args, cpu_name, tool_version
 from seqsift.fmindex.api import FMIndex
 from seqsift.fmindex.query import SearchOptions
 from seqsift.fmindex.reference import READ_CODE
@@ -238,14 +237,9 @@ def ablation(paths: dict, runs: int) -> list[dict]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--reads", type=int, default=1_000_000)
-    parser.add_argument("--json", type=Path, default=DATA / "bench_fmindex.json")
-    parser.add_argument("--render", type=Path, help="print the markdown of an earlier --json file and stop")
-    args = parser.parse_args()
-    if args.render:
-        print(markdown(json.loads(args.render.read_text())))
+    args = bench_args(__doc__, DATA / "bench_fmindex.json", markdown,
+                      lambda p: p.add_argument("--reads", type=int, default=1_000_000))
+    if args is None:
         return
     paths = build_data(args.reads)
     idx_small, build_rows = build_indexes(paths["genome"], "Klebsiella 5.7 Mbp", args.runs)

@@ -40,3 +40,23 @@ def tool_version(argv) -> str:
         return subprocess.run(argv, capture_output=True, text=True).stdout.split("\n")[0]
     except OSError:
         return "not installed"
+
+
+def bench_args(doc: str, default_json, markdown, add_options=None):
+    """Parse --runs/--json/--render (plus add_options(parser)); with --render, print the markdown of
+    an earlier result and return None."""
+    import argparse
+    import json
+    from pathlib import Path
+
+    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--json", type=Path, default=default_json)
+    parser.add_argument("--render", type=Path, help="print the markdown of an earlier --json file and stop")
+    if add_options:
+        add_options(parser)
+    args = parser.parse_args()
+    if args.render:
+        print(markdown(json.loads(args.render.read_text())))
+        return None
+    return args

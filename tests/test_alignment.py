@@ -186,3 +186,35 @@ def test_gap_convention_maps_to_parasail(rng):
             ours = seqsift.align(q, t, scoring).score
             theirs = parasail.sw_scan_32(q, t, scoring.gap_open + scoring.gap_extend, scoring.gap_extend, pmatrix).score
             assert ours == theirs
+
+
+def test_packed_pair_arithmetic_matches_16_bit_semantics(rng):
+    from seqsift.alignment import packed
+
+    for _ in range(2000):
+        a, b, c = (rng.integers(-32768, 32768, 2) for _ in range(3))
+        wa, wb, wc = (packed.pack(int(x[0]), int(x[1])) for x in (a, b, c))
+        wrap = lambda v: ((int(v) + 32768) % 65536) - 32768  # noqa: E731 - two's complement in 16 bits
+        for half, pick in ((0, packed.lo16), (1, packed.hi16)):
+            assert pick(packed.vimax3_s16x2_relu(wa, wb, wc)) == max(a[half], b[half], c[half], 0)
+            assert pick(packed.viaddmax_s16x2(wa, wb, wc)) == max(wrap(a[half] + b[half]), c[half])
+            assert pick(packed.vadd_s16x2(wa, wb)) == wrap(a[half] + b[half])
+
+
+@pytest.mark.parametrize("scoring", [matrix("BLOSUM62", 11, 1), dna(1, -1, 0, 2), dna(300, -2, 3, 1)], ids=str)
+def test_packed_cpu_emulation_equals_reference(rng, scoring):
+    """The GPU's packed two-sequence kernel, compiled for the CPU, on odd counts, empty sequences
+    and scores up to the 16-bit guard (beyond it the caller uses 32 bits)."""
+    from seqsift.alignment._packed_cpu import packed_scores
+
+    alphabet = list("ACGT") if scoring.is_dna else PROTEIN
+    seqs = ["".join(rng.choice(alphabet, int(rng.integers(0, 150)))) for _ in range(41)] + [""]
+    db = Database([str(i) for i in range(len(seqs))], seqs, scoring)
+    for length in (1, 60, 140):
+        q = scoring.encode("".join(rng.choice(alphabet, length)))
+        got, too_long = packed_scores(q, db.codes, scoring.matrix, scoring.gap_open, scoring.gap_extend)
+        want = [score_pair(q, t, scoring, ref.LOCAL) for t in db.codes]
+        for k in too_long:
+            got[k] = want[k]
+        assert got.tolist() == want
+        assert all(min(q.size, db.codes[k].size) * scoring.matrix.max() > 32767 - 1024 for k in too_long)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 from numba import int16, int64, njit
 
-LANES = 32
+LANES = 128  # measured best of 16-256 on AVX2 (docs/benchmarks.md)
 LIMIT = 32767
 PAD = -16384  # the score of any residue against a lane's padding
 _NEG = -32768
@@ -41,8 +41,8 @@ def score_batch(q, profile, columns, open_extend, extend, H, D, best):
         for lane in range(LANES):
             H[i, lane] = 0
             D[i, lane] = _NEG
-    oe = int64(open_extend)
-    ex = int64(extend)
+    oe = int16(open_extend)  # 16-bit operands let LLVM use saturating 16-bit vector ops
+    ex = int16(extend)
     for j in range(columns):
         prof = profile[j]
         for lane in range(LANES):
@@ -55,8 +55,8 @@ def score_batch(q, profile, columns, open_extend, extend, H, D, best):
             d_row = D[i]
             for lane in range(LANES):
                 left = h_row[lane]
-                d = max(_sat(int64(left) - oe), _sat(int64(d_row[lane]) - ex))
-                g = max(_sat(int64(up[lane]) - oe), _sat(int64(gap_i[lane]) - ex))
+                d = max(_sat(int64(left) - int64(oe)), _sat(int64(d_row[lane]) - int64(ex)))
+                g = max(_sat(int64(up[lane]) - int64(oe)), _sat(int64(gap_i[lane]) - int64(ex)))
                 h = max(_sat(int64(diag[lane]) + int64(s[lane])), d, g, int16(0))
                 diag[lane] = left
                 h_row[lane] = h

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 from numba import njit
 
 LOCAL, GLOBAL, SEMIGLOBAL = 0, 1, 2

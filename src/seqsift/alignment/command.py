@@ -78,6 +78,7 @@ def read_fasta(path) -> tuple[list[str], list[bytes]]:
 
 
 def run(args: argparse.Namespace) -> int:
+    from seqsift.backend import resolve
     from seqsift.io.writers import atomic_output
     from seqsift.progress import Progress
 
@@ -88,13 +89,14 @@ def run(args: argparse.Namespace) -> int:
     q_names, q_seqs = read_fasta(args.queries)
     d_names, d_seqs = read_fasta(args.database)
     db = Database(d_names, d_seqs, scoring)
+    backend = resolve(args.backend)
     karlin = KARLIN.get((scoring.name, scoring.gap_open, scoring.gap_extend))
     progress = Progress("align", len(q_seqs), enabled=not args.quiet, unit=" queries")
     with atomic_output(args.output) as out:
         if fmt == "sam":
             out.write(_sam_header(d_names, d_seqs).encode())
         for k, (name, seq) in enumerate(zip(q_names, q_seqs)):
-            hits = search_database([seq], db, top=args.top, mode=args.mode, threads=1)[0]
+            hits = search_database([seq], db, top=args.top, mode=args.mode, threads=1, backend=backend)[0]
             if fmt == "6":
                 text = "".join(_tabular(name, len(seq), h, columns, karlin, db) for h in hits)
             elif fmt == "pair":

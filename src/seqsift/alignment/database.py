@@ -36,12 +36,21 @@ class Database:
         order = np.argsort([c.size for c in self.codes], kind="stable")
         self.batches = [order[k : k + _lanes.LANES] for k in range(0, order.size, _lanes.LANES)]
         self._profiles: dict[int, tuple[np.ndarray, int]] = {}
+        self._gpu = None
 
     def __len__(self) -> int:
         return len(self.codes)
 
     def residues(self) -> int:
         return int(sum(c.size for c in self.codes))
+
+    def gpu(self):
+        """The database resident on the GPU (built on first use)."""
+        if self._gpu is None:
+            from seqsift.alignment._gpu import GpuAligner
+
+            self._gpu = GpuAligner(self.codes, self.scoring.matrix, self.scoring.gap_open, self.scoring.gap_extend)
+        return self._gpu
 
     def profile(self, b: int) -> tuple[np.ndarray, int]:
         if b not in self._profiles:  # a benign race: two threads may build the same profile once each
@@ -61,10 +70,16 @@ def score_pair(q: np.ndarray, t: np.ndarray, scoring: Scoring, mode: int) -> int
     return int(best[0])
 
 
-def scores(query: np.ndarray, db: Database, mode: str = "local") -> np.ndarray:
-    """The score of query against every database sequence (database order), one thread."""
+def scores(query: np.ndarray, db: Database, mode: str = "local", backend: str = "cpu") -> np.ndarray:
+    """The score of query against every database sequence (database order), one thread; local
+    scores run on the GPU when backend is 'cuda'."""
     code = mode_code(mode)
     out = np.empty(len(db), np.int64)
+    if backend == "cuda" and code == ref.LOCAL:
+        out, too_long = db.gpu().scores(query)
+        for k in too_long.tolist():
+            out[k] = score_pair(query, db.codes[k], db.scoring, code)
+        return out
     if code != ref.LOCAL or query.size == 0:
         for k, t in enumerate(db.codes):
             out[k] = score_pair(query, t, db.scoring, code)
@@ -82,14 +97,18 @@ def scores(query: np.ndarray, db: Database, mode: str = "local") -> np.ndarray:
 
 
 def search_database(queries: list[bytes | str], db: Database, top: int = 10, mode: str = "local",
-                    threads: int | None = None) -> list[list[DatabaseHit]]:
+                    threads: int | None = None, backend: str = "auto") -> list[list[DatabaseHit]]:
     """For each query, its `top` best database sequences (score descending, then database order),
-    each with its alignment. Queries run on `threads` threads (the kernels release the GIL)."""
+    each with its alignment. Queries run on `threads` threads (the kernels release the GIL);
+    backend 'auto' | 'cpu' | 'cuda' chooses where the scores are computed."""
+    from seqsift.backend import resolve
+
     threads = check_threads(threads)
+    backend = resolve(backend)
     encoded = [db.scoring.encode(q, f"query {i + 1}") for i, q in enumerate(queries)]
 
     def one(query: np.ndarray) -> list[DatabaseHit]:
-        all_scores = scores(query, db, mode)
+        all_scores = scores(query, db, mode, backend)
         best = np.lexsort((np.arange(all_scores.size), -all_scores))[:top]
         hits = []
         for k in best.tolist():

@@ -1,0 +1,200 @@
+"""Smith-Waterman: seqsift against parasail and SSW, same inputs, same run.
+
+1. Protein database search, score only, one thread: 20 queries of 100-1000 aa from
+   ../shared/data/proteins_query.fa.gz (evenly spread over that length range) against all 20,000
+   sequences of proteins_db.fa.gz, BLOSUM62, gap open 11 extend 1 (parasail/SSW: open 12). GCUPS
+   per query for seqsift's lanes kernel (in process; the database profiles are built once, timed
+   apart), parasail's Python sw_striped_profile_sat and _16 (query profile reused), and for the
+   whole query set parasail_aligner -t 1 and SSW's ssw_test -p. Scores are compared to parasail's.
+2. DNA pairs with traceback: 2,000 pairs of ~1 kbp at ~10% divergence, linear (1/-1, gap 2) and
+   affine (2/-3, open 5 extend 2): pairs/s of seqsift.align against parasail sw_trace_scan_16.
+
+    python benchmarks/bench_align.py [--runs 3] [--render bench-data/bench_align.json]
+
+Peers: pip install parasail (the bench extra), apt-get install parasail ssw-align.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import platform
+import statistics
+import subprocess
+import time
+from pathlib import Path
+
+import numpy as np
+
+import seqsift
+from benchlib import bench_args, cpu_name, tool_version
+from seqsift.alignment import Database, dna, matrix
+from seqsift.alignment.database import scores
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "bench-data"
+SHARED = ROOT.parent / "shared" / "data"
+
+
+def read_fasta(path: Path) -> list[tuple[str, str]]:
+    records = []
+    with gzip.open(path, "rt") as f:
+        for line in f:
+            if line.startswith(">"):
+                records.append([line[1:].split()[0], []])
+            elif line.strip():
+                records[-1][1].append(line.strip().upper())
+    return [(n, "".join(s)) for n, s in records]
+
+
+def pick_queries(records, count=20, lo=100, hi=1000):
+    """count queries whose lengths spread evenly over [lo, hi]."""
+    eligible = sorted((len(s), n, s) for n, s in records if lo <= len(s) <= hi)
+    picks = [eligible[round(k * (len(eligible) - 1) / (count - 1))] for k in range(count)]
+    return [(n, s) for _, n, s in picks]
+
+
+def median_time(fn, runs):
+    times = []
+    result = None
+    for _ in range(runs):
+        start = time.perf_counter()
+        result = fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times), result
+
+
+def protein_search(runs: int) -> tuple[list[dict], list[dict]]:
+    import parasail
+
+    db_records = read_fasta(SHARED / "proteins_db.fa.gz")
+    queries = pick_queries(read_fasta(SHARED / "proteins_query.fa.gz"))
+    scoring = matrix("BLOSUM62", 11, 1)
+    start = time.perf_counter()
+    db = Database([n for n, _ in db_records], [s for _, s in db_records], scoring)
+    for b in range(len(db.batches)):
+        db.profile(b)
+    prep = time.perf_counter() - start
+    residues = db.residues()
+    db_seqs = [s for _, s in db_records]
+    scores(scoring.encode(queries[0][1][:10]), db)  # compile
+    rows, mismatches = [], 0
+    for name, q in queries:
+        cells = len(q) * residues
+        encoded = scoring.encode(q)
+        t_ours, ours = median_time(lambda: scores(encoded, db), runs)
+        for label, fn, make in (("parasail sat (8 then 16 bit)", parasail.sw_striped_profile_sat, parasail.profile_create_sat),
+                                ("parasail 16 bit", parasail.sw_striped_profile_16, parasail.profile_create_16)):
+            profile = make(q, parasail.blosum62)
+            t, theirs = median_time(lambda: [fn(profile, s, 12, 1).score for s in db_seqs], runs)
+            rows.append({"query": name, "length": len(q), "tool": label, "gcups": cells / t / 1e9})
+            if label.startswith("parasail sat"):
+                mismatches += int(np.sum(np.asarray(theirs) != ours))
+        rows.append({"query": name, "length": len(q), "tool": "seqsift (16-bit lanes)", "gcups": cells / t_ours / 1e9})
+    whole = cli_peers(queries, db_records, residues, runs)
+    meta = {"database_prep_s": prep, "score_mismatches_vs_parasail": mismatches, "queries": len(queries),
+            "db_sequences": len(db_records), "db_residues": residues}
+    return rows, [meta] + whole
+
+
+def cli_peers(queries, db_records, residues, runs) -> list[dict]:
+    """parasail_aligner and SSW over the whole query set, one thread."""
+    q_path, db_path = DATA / "align_queries.fa", DATA / "align_db.fa"
+    q_path.write_text("".join(f">{n}\n{s}\n" for n, s in queries))
+    db_path.write_text("".join(f">{n}\n{s}\n" for n, s in db_records))
+    cells = sum(len(s) for _, s in queries) * residues
+    out = []
+    commands = {
+        "parasail_aligner -t 1 (sat)": ["parasail_aligner", "-a", "sw_striped_profile_sat", "-x", "-t", "1", "-o", "12",
+                                        "-e", "1", "-m", "blosum62", "-f", str(db_path), "-q", str(q_path),
+                                        "-g", str(DATA / "parasail.out")],
+        "SSW ssw_test -p": ["ssw_test", "-p", "-o", "12", "-e", "1", "-a", "blosum62", str(db_path), str(q_path)],
+    }
+    for label, argv in commands.items():
+        try:
+            t, _ = median_time(lambda: subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True), runs)
+            out.append({"tool": label, "gcups": cells / t / 1e9, "seconds": t})
+        except (OSError, subprocess.CalledProcessError) as exc:
+            out.append({"tool": label, "gcups": None, "error": str(exc)})
+    return out
+
+
+def mutate(seq: np.ndarray, rng, rate: float) -> np.ndarray:
+    out = []
+    for c in seq.tolist():
+        r = rng.random()
+        if r < rate / 3:
+            out.append(int(rng.integers(0, 4)))
+        elif r < 2 * rate / 3:
+            out += [c, int(rng.integers(0, 4))]
+        elif r >= rate:
+            out.append(c)
+    return np.array(out, np.uint8)
+
+
+def dna_pairs(runs: int, count: int = 2000) -> list[dict]:
+    import parasail
+
+    rng = np.random.default_rng(11)
+    letters = np.frombuffer(b"ACGT", np.uint8)
+    pairs = []
+    for _ in range(count):
+        q = rng.integers(0, 4, int(rng.integers(900, 1100))).astype(np.uint8)
+        pairs.append((letters[q].tobytes().decode(), letters[mutate(q, rng, 0.1)].tobytes().decode()))
+    rows = []
+    for label, scoring in (("linear 1/-1, gap 2", dna(1, -1, 0, 2)), ("affine 2/-3, open 5 extend 2", dna(2, -3, 5, 2))):
+        pm = parasail.matrix_create("ACGT", int(scoring.matrix[0, 0]), int(scoring.matrix[0, 1]))
+        go, ge = scoring.gap_open + scoring.gap_extend, scoring.gap_extend
+        seqsift.align(pairs[0][0][:50], pairs[0][1][:50], scoring)
+        t_ours, ours = median_time(lambda: [seqsift.align(q, t, scoring).score for q, t in pairs], runs)
+        t_theirs, theirs = median_time(lambda: [parasail.sw_trace_scan_16(q, t, go, ge, pm).score for q, t in pairs], runs)
+        rows.append({"scoring": label, "tool": "seqsift.align (traceback)", "pairs_per_s": count / t_ours})
+        rows.append({"scoring": label, "tool": "parasail sw_trace_scan_16", "pairs_per_s": count / t_theirs,
+                     "score_mismatches": int(sum(a != b for a, b in zip(ours, theirs)))})
+    return rows
+
+
+def main() -> None:
+    args = bench_args(__doc__, DATA / "bench_align.json", markdown)
+    if args is None:
+        return
+    DATA.mkdir(exist_ok=True)
+    protein_rows, whole = protein_search(args.runs)
+    import parasail
+
+    meta = {"date": time.strftime("%Y-%m-%d"), "cpu": cpu_name(), "cores": os.cpu_count(),
+            "python": platform.python_version(), "numba": __import__("numba").__version__, "seqsift": seqsift.__version__,
+            "parasail": parasail.__version__, "parasail_aligner": tool_version(["dpkg-query", "-W", "-f", "${Version}", "parasail"]),
+            "ssw": tool_version(["dpkg-query", "-W", "-f", "${Version}", "ssw-align"]), "runs": args.runs}
+    result = {"meta": meta, "protein": protein_rows, "whole": whole, "dna": dna_pairs(args.runs)}
+    args.json.write_text(json.dumps(result, indent=1))
+    print(markdown(result))
+
+
+def markdown(result: dict) -> str:
+    m = result["meta"]
+    lines = [f"{m['date']}, {m['cpu']} ({m['cores']} cores), Python {m['python']}, numba {m['numba']}, seqsift "
+             f"{m['seqsift']}, parasail (Python) {m['parasail']}, parasail_aligner {m['parasail_aligner']}, "
+             f"SSW {m['ssw']}; medians of {m['runs']} runs, one thread.", ""]
+    info = result["whole"][0]
+    tools = list(dict.fromkeys(r["tool"] for r in result["protein"]))
+    lines += ["| query | length | " + " | ".join(tools) + " |", "| --- | --- |" + " --- |" * len(tools)]
+    for q in dict.fromkeys(r["query"] for r in result["protein"]):
+        cells = {r["tool"]: r for r in result["protein"] if r["query"] == q}
+        first = next(iter(cells.values()))
+        lines.append(f"| {q} | {first['length']} | " + " | ".join(f"{cells[t]['gcups']:.2f}" for t in tools) + " |")
+    medians = {t: statistics.median(r["gcups"] for r in result["protein"] if r["tool"] == t) for t in tools}
+    lines.append("| median | | " + " | ".join(f"**{medians[t]:.2f}**" for t in tools) + " |")
+    lines += ["", f"Whole set ({info['queries']} queries x {info['db_sequences']:,} sequences, {info['db_residues']:,} "
+              f"residues): " + "; ".join(f"{r['tool']} {r['gcups']:.2f} GCUPS" if r.get("gcups") else f"{r['tool']} failed"
+                                         for r in result["whole"][1:])
+              + f". Database profiles built in {info['database_prep_s']:.2f} s (once per database and scoring). "
+              f"Scores differing from parasail's: {info['score_mismatches_vs_parasail']}.", ""]
+    lines += ["| DNA pairs (~1 kbp, 10% divergence, 2,000) | tool | pairs/s |", "| --- | --- | --- |"]
+    lines += [f"| {r['scoring']} | {r['tool']} | {r['pairs_per_s']:,.0f} |" for r in result["dna"]]
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    main()
