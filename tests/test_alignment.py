@@ -1,12 +1,10 @@
 """Smith-Waterman (issue 4): every kernel against the naive O(mn) oracle, tracebacks re-scored,
 the lanes kernel's saturation fallback, memory bounds, and bad input."""
 
-import resource
 import subprocess
 import sys
 import textwrap
 
-import numpy as np
 import pytest
 
 import seqsift

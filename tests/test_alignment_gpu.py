@@ -1,7 +1,6 @@
 """The GPU alignment kernel under NUMBA_ENABLE_CUDASIM=1 (in `make test`): the packed 16-bit pair
 arithmetic gives the 32-bit reference scores. Launches are tiny: the simulator runs threads in Python."""
 
-import numpy as np
 import pytest
 
 from seqsift.alignment import Database, dna, matrix, search_database

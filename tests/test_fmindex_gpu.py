@@ -1,7 +1,6 @@
 """The FM-index GPU kernels under NUMBA_ENABLE_CUDASIM=1 (in `make test`): counts and hits equal
 to the CPU's and the naive oracle's. Launches are tiny: the simulator runs each thread in Python."""
 
-import numpy as np
 import pytest
 
 from seqsift.fmindex._gpu import GpuSearcher

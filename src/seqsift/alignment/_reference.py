@@ -43,35 +43,39 @@ def advance(q, t, matrix, gap_open, gap_extend, mode, r0, r1, H, I, dirs, checkp
     n = t.size
     m = q.size
     open_extend = gap_open + gap_extend
+    record = dirs.shape[0] > 0
     for i in range(r0 + 1, r1 + 1):
         qi = q[i - 1]
         diag = H[0]
-        H[0] = _edge(mode, i, gap_open, gap_extend)
+        left = _edge(mode, i, gap_open, gap_extend)  # H[i][j-1], kept in a register
+        H[0] = left
         d = NEG
+        row_best, row_j = best[0], -1
         for j in range(1, n + 1):
             up_h = H[j]
             i_open = up_h - open_extend
             i_ext = I[j] - gap_extend
             iv = max(i_open, i_ext)
-            d_open = H[j - 1] - open_extend
+            d_open = left - open_extend
             d_ext = d - gap_extend
             d = max(d_open, d_ext)
             mv = diag + matrix[qi, t[j - 1]]
-            h = mv
-            src = _FROM_M
-            if iv > h:
-                h, src = iv, _FROM_I
-            if d > h:
-                h, src = d, _FROM_D
-            if mode == LOCAL and h <= 0:
-                h, src = 0, 0
+            h = max(mv, iv, d)
+            # the source without branches (they mispredict on real data): M before I before D on ties
+            src = _FROM_M + (h != mv) * (1 + (h != iv))
+            if mode == LOCAL:
+                src = src * (h > 0)
+                h = max(h, 0)
             diag = up_h
+            left = h
             H[j] = h
             I[j] = iv
-            if dirs.shape[0]:
+            if record:
                 dirs[i - r0 - 1, j] = src | (_I_OPEN if i_open >= i_ext else 0) | (_D_OPEN if d_open >= d_ext else 0)
-            if mode == LOCAL and h > best[0]:
-                best[0], best[1], best[2] = h, i, j
+            if h > row_best:
+                row_best, row_j = h, j
+        if mode == LOCAL and row_j >= 0:
+            best[0], best[1], best[2] = row_best, i, row_j
         if every > 0 and i % every == 0:
             checkpoints[i // every, 0, :] = H
             checkpoints[i // every, 1, :] = I

@@ -12,6 +12,7 @@ from seqsift.alignment.scoring import Scoring, dna
 from seqsift.errors import UsageError
 
 _OPS = np.frombuffer(b"MID", np.uint8)
+ONE_PASS_BYTES = 64 << 20  # up to this many direction bytes, the forward pass keeps them all
 
 
 @dataclass(frozen=True)
@@ -70,7 +71,8 @@ def align_codes(q: np.ndarray, t: np.ndarray, scoring: Scoring, mode: str = "loc
     """(score, ops, query start, query end, target start, target end) of residue codes."""
     code = mode_code(mode)
     m, n = q.size, t.size
-    every = ref.band_rows(m)
+    one_pass = m * (n + 1) <= ONE_PASS_BYTES  # small enough to keep every direction: no recompute
+    every = max(m, 1) if one_pass else ref.band_rows(m)
     checkpoints = np.empty((m // every + 1, 2, n + 1), np.int32)
     H, I = np.empty(n + 1, np.int32), np.empty(n + 1, np.int32)
     ref.first_rows(t, scoring.gap_open, scoring.gap_extend, code, H, I)
@@ -78,7 +80,8 @@ def align_codes(q: np.ndarray, t: np.ndarray, scoring: Scoring, mode: str = "loc
     best = np.zeros(3, np.int64)
     no_dirs = np.empty((0, n + 1), np.uint8)
     matrix = np.ascontiguousarray(scoring.matrix, np.int32)
-    ref.advance(q, t, matrix, scoring.gap_open, scoring.gap_extend, code, 0, m, H, I, no_dirs, checkpoints, every, best)
+    first_dirs = np.empty((m, n + 1), np.uint8) if one_pass else no_dirs
+    ref.advance(q, t, matrix, scoring.gap_open, scoring.gap_extend, code, 0, m, H, I, first_dirs, checkpoints, every, best)
     score, i, j = (int(x) for x in best)
     if m == 0 or n == 0:  # nothing to align: the border value, an all-gap alignment
         score, i, j = _empty_score(m, n, scoring, code)
@@ -88,9 +91,12 @@ def align_codes(q: np.ndarray, t: np.ndarray, scoring: Scoring, mode: str = "loc
     scratch = np.zeros(3, np.int64)
     while not finished and i > 0:
         start = ((i - 1) // every) * every
-        H[:], I[:] = checkpoints[start // every, 0], checkpoints[start // every, 1]
-        dirs = np.empty((i - start, n + 1), np.uint8)
-        ref.advance(q, t, matrix, scoring.gap_open, scoring.gap_extend, code, start, i, H, I, dirs, checkpoints, 0, scratch)
+        if one_pass:
+            dirs = first_dirs
+        else:
+            H[:], I[:] = checkpoints[start // every, 0], checkpoints[start // every, 1]
+            dirs = np.empty((i - start, n + 1), np.uint8)
+            ref.advance(q, t, matrix, scoring.gap_open, scoring.gap_extend, code, start, i, H, I, dirs, checkpoints, 0, scratch)
         i, j, state, steps, finished = ref.trace_band(dirs, start, i, j, state, code, ops[count:])
         count += steps
     if not finished and i == 0 and code == ref.GLOBAL:  # row 0 of a global alignment: leading target gap
