@@ -90,6 +90,42 @@ def advance(q, t, matrix, gap_open, gap_extend, mode, r0, r1, H, I, dirs, checkp
 
 
 @njit(nogil=True, cache=True)
+def score_only(q, t, matrix, gap_open, gap_extend, mode, H, I):
+    """The best score alone, in linear memory, without the direction bookkeeping (twice as fast):
+    local = best cell, global = H[m][n], semi-global = best of the last row. H, I: n + 1 scratch."""
+    n = t.size
+    m = q.size
+    open_extend = gap_open + gap_extend
+    for j in range(n + 1):
+        H[j] = 0 if mode != GLOBAL else _edge(mode, j, gap_open, gap_extend)
+        I[j] = NEG
+    best = 0 if mode == LOCAL else NEG
+    for i in range(1, m + 1):
+        qi = q[i - 1]
+        diag = H[0]
+        left = _edge(mode, i, gap_open, gap_extend)
+        H[0] = left
+        d = NEG
+        for j in range(1, n + 1):
+            up_h = H[j]
+            iv = max(up_h - open_extend, I[j] - gap_extend)
+            d = max(left - open_extend, d - gap_extend)
+            h = max(diag + matrix[qi, t[j - 1]], iv, d)
+            if mode == LOCAL:
+                h = max(h, 0)
+                best = max(best, h)
+            diag = up_h
+            left = h
+            H[j] = h
+            I[j] = iv
+    if mode == GLOBAL:
+        return H[n]
+    if mode == SEMIGLOBAL:
+        return max(H[: n + 1].max(), NEG) if m else 0
+    return best
+
+
+@njit(nogil=True, cache=True)
 def first_rows(t, gap_open, gap_extend, mode, H, I):
     """Row 0: H on the border (0 for local and semi-global, whose target start is free), I = -inf."""
     for j in range(t.size + 1):

@@ -63,11 +63,8 @@ def score_pair(q: np.ndarray, t: np.ndarray, scoring: Scoring, mode: int) -> int
     if q.size == 0 or t.size == 0:
         return align_codes(q, t, scoring, {v: k for k, v in ref.MODES.items()}[mode])[0]
     H, I = np.empty(t.size + 1, np.int32), np.empty(t.size + 1, np.int32)
-    ref.first_rows(t, scoring.gap_open, scoring.gap_extend, mode, H, I)
-    best = np.zeros(3, np.int64)
-    ref.advance(q, t, np.ascontiguousarray(scoring.matrix, np.int32), scoring.gap_open, scoring.gap_extend, mode,
-                0, q.size, H, I, np.empty((0, t.size + 1), np.uint8), np.empty((0, 2, 0), np.int32), 0, best)
-    return int(best[0])
+    return int(ref.score_only(q, t, np.ascontiguousarray(scoring.matrix, np.int32), scoring.gap_open,
+                              scoring.gap_extend, mode, H, I))
 
 
 def scores(query: np.ndarray, db: Database, mode: str = "local", backend: str = "cpu") -> np.ndarray:
