@@ -54,9 +54,9 @@ def _lf(blocks, C, r):
     bit = uint64(r & 63)
     if (blocks[blk, 6] >> bit) & uint64(1):
         return -1
-    b = 0
-    while not (blocks[blk, 2 + b] >> bit) & uint64(1):
-        b += 1
+    # the row's base without branches: an unmarked row has exactly one of the four bits set
+    b = np.int64((blocks[blk, 3] >> bit) & uint64(1)) + 2 * np.int64((blocks[blk, 4] >> bit) & uint64(1)) \
+        + 3 * np.int64((blocks[blk, 5] >> bit) & uint64(1))
     return C[b] + rank(blocks, b, r)
 
 
@@ -88,15 +88,46 @@ def _prefix_matches(packed, gap_starts, gap_ends, codes, start, length, strand, 
     g = np.searchsorted(gap_starts, p) - 1  # the last gap starting before p
     if g >= 0 and gap_ends[g] > p - j:
         return False
-    for i in range(j):
-        if _text_base(packed, p - j + i) != query_base(codes, start, length, strand, i):
-            return False
-    return True
+    first = p - j
+    diff = 0  # no early exit: the loops stay simple enough to vectorize
+    if strand == 0:
+        for i in range(j):
+            diff |= _text_base(packed, first + i) ^ np.int64(codes[start + i])
+    else:
+        last = start + length - 1
+        for i in range(j):
+            diff |= _text_base(packed, first + i) ^ (3 - np.int64(codes[last - i]))
+    return diff == 0
+
+
+@njit(nogil=True, boundscheck=False, cache=True)
+def first_kmers(codes, bounds, k, out):
+    """Per query, the code of its last k bases (the k-mer table's index; 0 when the read is
+    shorter than k), or -1 for an empty read or one with a letter other than A, C, G, T. A tight
+    pass of its own, so the interleaved search loop below stays small."""
+    for r in range(bounds.size - 1):
+        start, end = bounds[r], bounds[r + 1]
+        worst = 0
+        for i in range(start, end):
+            worst = max(worst, np.int64(codes[i]))
+        if end == start or worst > 3:
+            out[2 * r] = -1
+            out[2 * r + 1] = -1
+            continue
+        forward = 0
+        reverse = 0
+        if end - start >= k:
+            for i in range(end - k, end):  # forward strand: its last k bases
+                forward = (forward << 2) | np.int64(codes[i])
+            for i in range(start + k - 1, start - 1, -1):  # reverse complement: the first k, complemented
+                reverse = (reverse << 2) | (3 - np.int64(codes[i]))
+        out[2 * r] = forward
+        out[2 * r + 1] = reverse
 
 
 @njit(nogil=True, boundscheck=False, cache=True)
 def search(blocks, C, n, table, k, packed, gap_starts, gap_ends, samples, sa_sample,
-           codes, bounds, width, shortcut, lo_out, hi_out, pos_out):
+           codes, bounds, kmers, width, shortcut, lo_out, hi_out, pos_out):
     """Backward search of every query (2 per read) into lo_out/hi_out; pos_out gets the text
     position where the verify shortcut already located the single hit, else -1. Returns -1
     if an LF walk ran past sa_sample steps (a corrupt index), else 0."""
@@ -123,19 +154,11 @@ def search(blocks, C, n, table, k, packed, gap_starts, gap_ends, samples, sa_sam
                     start = bounds[r]
                     length = bounds[r + 1] - start
                     pos_out[q] = -1
-                    bad = length == 0
-                    for i in range(length):
-                        if codes[start + i] > 3:
-                            bad = True
-                            break
-                    if bad:
+                    code = kmers[q]
+                    if code < 0:  # empty, or a letter other than A, C, G, T
                         lo_out[q] = 0
                         hi_out[q] = 0
                         continue
-                    code = 0
-                    if length >= k:
-                        for i in range(length - k, length):
-                            code = (code << 2) | query_base(codes, start, length, q & 1, i)
                     q_of[s], j_of[s] = q, code
                     prefetch(table_base + uint64(code) * uint64(8))
                     state[s] = _LOOKUP

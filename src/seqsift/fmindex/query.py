@@ -57,8 +57,10 @@ class Searcher:
         a = self.a
         nq = 2 * (bounds.size - 1)
         lo, hi, pos = np.empty(nq, np.int64), np.empty(nq, np.int64), np.empty(nq, np.int64)
+        kmers = np.empty(nq, np.int64)
+        _cpu.first_kmers(codes, bounds, self.k, kmers)
         status = _cpu.search(a.blocks, a.C, a.n, self.table, self.k, a.packed, self.gap_starts, self.gap_ends,
-                             a.samples, a.sa_sample, codes, bounds, self.options.width,
+                             a.samples, a.sa_sample, codes, bounds, kmers, self.options.width,
                              SHORTCUTS[self.options.shortcut], lo, hi, pos)
         self._check(status)
         return lo, hi, pos
