@@ -35,7 +35,7 @@ class Database:
         self.codes = [scoring.encode(s, f"database sequence {n!r}") for n, s in zip(names, sequences)]
         order = np.argsort([c.size for c in self.codes], kind="stable")
         self.batches = [order[k : k + _lanes.LANES] for k in range(0, order.size, _lanes.LANES)]
-        self._profiles: dict[int, tuple[np.ndarray, int]] = {}
+        self._profiles: dict[tuple, tuple[np.ndarray, int]] = {}
         self._gpu = None
 
     def __len__(self) -> int:
@@ -52,10 +52,13 @@ class Database:
             self._gpu = GpuAligner(self.codes, self.scoring.matrix, self.scoring.gap_open, self.scoring.gap_extend)
         return self._gpu
 
-    def profile(self, b: int) -> tuple[np.ndarray, int]:
-        if b not in self._profiles:  # a benign race: two threads may build the same profile once each
-            self._profiles[b] = _lanes.batch_profile(self.scoring.matrix, [self.codes[k] for k in self.batches[b]])
-        return self._profiles[b]
+    def profile(self, batch, bits: int) -> tuple[np.ndarray, int]:
+        """The lanes profile of a batch (its number, or ("redo", indices)), built once and kept."""
+        key = (batch, bits)
+        if key not in self._profiles:  # a benign race: two threads may build the same profile once each
+            members = self.batches[batch] if isinstance(batch, int) else batch[1]
+            self._profiles[key] = _lanes.batch_profile(self.scoring.matrix, [self.codes[k] for k in members], bits)
+        return self._profiles[key]
 
 
 def score_pair(q: np.ndarray, t: np.ndarray, scoring: Scoring, mode: int) -> int:
@@ -81,15 +84,27 @@ def scores(query: np.ndarray, db: Database, mode: str = "local", backend: str = 
         for k, t in enumerate(db.codes):
             out[k] = score_pair(query, t, db.scoring, code)
         return out
-    H = np.empty((query.size + 1, _lanes.LANES), np.int16)
-    D = np.empty_like(H)
-    best = np.empty(_lanes.LANES, np.int16)
-    oe, ex = db.scoring.gap_open + db.scoring.gap_extend, db.scoring.gap_extend
+    scratch: dict = {}
+    go, ge = db.scoring.gap_open, db.scoring.gap_extend
+    eight_bits = int(np.abs(db.scoring.matrix).max(initial=0)) + go + ge < 64  # else start at 16 bits
+    redo = []
     for b, members in enumerate(db.batches):
-        profile, columns = db.profile(b)
-        _lanes.score_batch(query, profile, columns, oe, ex, H, D, best)
+        if not eight_bits:
+            redo += members.tolist()
+            continue
+        profile, columns = db.profile(b, 8)
+        best = _lanes.run_batch(query, profile, columns, go, ge, 8, scratch)[: len(members)].astype(np.int64)
+        saturated = best >= _lanes.WIDTHS[8][2]
+        out[members[~saturated]] = best[~saturated]
+        redo += members[saturated].tolist()
+    redo.sort(key=lambda k: db.codes[k].size)  # lanes saturated at 8 bits, regrouped at 16
+    for first in range(0, len(redo), _lanes.LANES):
+        members = redo[first : first + _lanes.LANES]
+        profile, columns = db.profile(("redo", tuple(members)), 16) if not eight_bits else \
+            _lanes.batch_profile(db.scoring.matrix, [db.codes[k] for k in members], 16)
+        best = _lanes.run_batch(query, profile, columns, go, ge, 16, scratch)
         for lane, k in enumerate(members):
-            out[k] = best[lane] if best[lane] < _lanes.LIMIT else score_pair(query, db.codes[k], db.scoring, code)
+            out[k] = best[lane] if best[lane] < _lanes.WIDTHS[16][2] else score_pair(query, db.codes[k], db.scoring, code)
     return out
 
 
