@@ -220,3 +220,18 @@ def test_packed_cpu_emulation_equals_reference(rng, scoring):
             got[k] = want[k]
         assert got.tolist() == want
         assert all(min(q.size, db.codes[k].size) * scoring.matrix.max() > 32767 - 1024 for k in too_long)
+
+
+@pytest.mark.parametrize("scoring", [dna(1, -1, 0, 2), dna(2, -3, 5, 2), dna(200, -1, 0, 2)], ids=str)
+def test_align_pairs_in_lanes_equals_one_by_one(rng, scoring):
+    """The inter-pair lanes traceback gives the very alignments of align(), saturated lanes included."""
+    from seqsift.alignment.pairwise import align_pairs
+
+    queries, targets = [], []
+    for k in range(45):  # more than one batch of lanes, lengths all different, some empty, some with N
+        q = "".join(rng.choice(list("ACGTN") if k % 9 == 0 else list("ACGT"), int(rng.integers(0, 200))))
+        queries.append(q)
+        targets.append(mutate(q, rng, 0.15) if k % 4 else "".join(rng.choice(list("ACGT"), int(rng.integers(0, 150)))))
+    got = align_pairs(queries, targets, scoring)
+    assert got == [seqsift.align(q, t, scoring) for q, t in zip(queries, targets)]
+    assert [a.score for a in got[:6]] == [oracle(q, t, scoring, "local") for q, t in zip(queries[:6], targets[:6])]
