@@ -121,8 +121,14 @@ def build_data(n: int) -> dict[str, Path]:
     return paths
 
 
-def build_indexes(ref: Path, label: str, runs: int) -> tuple[dict, list[dict]]:
-    """Build each tool's index of ref; rows of build time and peak memory."""
+def _merge(ours: list[dict], earlier: list[dict], key: tuple[str, str]) -> list[dict]:
+    """Earlier rows with seqsift's replaced by this run's."""
+    fresh = {tuple(r[k] for k in key): r for r in ours}
+    return [fresh.pop(tuple(r[k] for k in key), r) if r["tool"].startswith("seqsift") else r for r in earlier] + list(fresh.values())
+
+
+def build_indexes(ref: Path, label: str, runs: int, peers: bool = True) -> tuple[dict, list[dict]]:
+    """Build each tool's index of ref (seqsift's alone unless peers); rows of build time and peak memory."""
     stem = DATA / ref.stem
     rows = []
     builds = {
@@ -131,6 +137,8 @@ def build_indexes(ref: Path, label: str, runs: int) -> tuple[dict, list[dict]]:
         "bowtie2-build": ["bowtie2-build", "--threads", "1", "-q", str(ref), f"{stem}.bt2"],
     }
     for tool, argv in builds.items():
+        if not peers and not tool.startswith("seqsift"):
+            continue
         wall, peak = median_run(argv, runs)
         rows.append({"reference": label, "tool": tool, "seconds": wall, "peak_mib": peak / 1024})
     return {"ssx": f"{stem}.ssx", "bwa": f"{stem}.bwa", "bt2": f"{stem}.bt2"}, rows
@@ -148,7 +156,7 @@ def matched_reads(path: Path, kind: str) -> int:
     return count
 
 
-def search_rows(label: str, reads: Path, idx: dict, n: int, runs: int) -> list[dict]:
+def search_rows(label: str, reads: Path, idx: dict, n: int, runs: int, peers: bool = True) -> list[dict]:
     rows = []
     out = DATA / "out.txt"
 
@@ -170,6 +178,8 @@ def search_rows(label: str, reads: Path, idx: dict, n: int, runs: int) -> list[d
             SEQSIFT + ["search", "-t", str(threads), "--max-hits", "0", idx["ssx"], str(reads)], "tsv")
         add(f"seqsift count+locate, {threads} thread{'s' * (threads > 1)}",
             SEQSIFT + ["search", "-t", str(threads), idx["ssx"], str(reads)], "tsv")
+    if not peers:
+        return rows
     add("bwa aln", ["bwa", "aln", "-n", "0", "-o", "0", "-l", "100", "-k", "0", "-t", "1", idx["bwa"], str(reads)], "sai")
     add("bowtie2 exact", ["bowtie2", "-p", "1", "--end-to-end", "--score-min", "C,0,0", "-x", idx["bt2"], "-U", str(reads)], "sam")
     return rows
@@ -237,23 +247,32 @@ def ablation(paths: dict, runs: int) -> list[dict]:
 
 
 def main() -> None:
-    args = bench_args(__doc__, DATA / "bench_fmindex.json", markdown,
-                      lambda p: p.add_argument("--reads", type=int, default=1_000_000))
+    def options(parser):
+        parser.add_argument("--reads", type=int, default=1_000_000)
+        parser.add_argument("--reuse-peers", type=Path, metavar="JSON",
+                            help="take the bwa and bowtie2 rows from an earlier run; measure only seqsift")
+
+    args = bench_args(__doc__, DATA / "bench_fmindex.json", markdown, options)
     if args is None:
         return
     paths = build_data(args.reads)
-    idx_small, build_rows = build_indexes(paths["genome"], "Klebsiella 5.7 Mbp", args.runs)
-    idx_big, more = build_indexes(paths["big"], "4 copies, 22.7 Mbp", args.runs)
+    peers = json.loads(args.reuse_peers.read_text()) if args.reuse_peers else None
+    idx_small, build_rows = build_indexes(paths["genome"], "Klebsiella 5.7 Mbp", args.runs, peers is None)
+    idx_big, more = build_indexes(paths["big"], "4 copies, 22.7 Mbp", args.runs, peers is None)
     build_rows += more
     search = []
     for label in ("exact", "errors 1%", "near-miss"):
-        search += search_rows(label, paths[label], idx_small, args.reads, args.runs)
-    search += search_rows("exact, 22 Mbp", paths["exact, 22 Mbp"], idx_big, args.reads, args.runs)
+        search += search_rows(label, paths[label], idx_small, args.reads, args.runs, peers is None)
+    search += search_rows("exact, 22 Mbp", paths["exact, 22 Mbp"], idx_big, args.reads, args.runs, peers is None)
+    if peers:  # the peers' rows of the earlier run, in the same order as a full run
+        build_rows = _merge(build_rows, peers["build"], ("reference", "tool"))
+        search = _merge(search, peers["search"], ("reads", "tool"))
     studies = ablation(paths, args.runs)
     meta = {"date": time.strftime("%Y-%m-%d"), "cpu": cpu_name(), "cores": os.cpu_count(),
             "python": platform.python_version(), "numba": __import__("numba").__version__, "numpy": np.__version__,
             "seqsift": seqsift.__version__, "bwa": _bwa_version(), "bowtie2": tool_version(["bowtie2", "--version"]),
-            "runs": args.runs, "reads": args.reads}
+            "runs": args.runs, "reads": args.reads,
+            "peers_measured": peers["meta"]["date"] + " (earlier run, same machine and data)" if peers else "this run"}
     result = {"meta": meta, "build": build_rows, "search": search, "studies": studies}
     args.json.write_text(json.dumps(result, indent=1))
     print(markdown(result))
@@ -268,7 +287,7 @@ def markdown(result: dict) -> str:
     m = result["meta"]
     lines = [f"{m['date']}, {m['cpu']} ({m['cores']} cores), Python {m['python']}, numba {m['numba']}, "
              f"seqsift {m['seqsift']}, {m['bwa']}, {m['bowtie2'].split('/')[-1]}; medians of {m['runs']} runs, "
-             f"{m['reads']:,} reads of 100 bp per set.", "",
+             f"{m['reads']:,} reads of 100 bp per set; bwa and bowtie2 measured {m.get('peers_measured', 'this run')}.", "",
              "| reference | tool | build s | peak MiB |", "| --- | --- | --- | --- |"]
     lines += [f"| {r['reference']} | {r['tool']} | {r['seconds']:.2f} | {r['peak_mib']:.0f} |" for r in result["build"]]
     lines += ["", "| reads | tool | seconds | reads/s | peak MiB | reads matched |", "| --- | --- | --- | --- | --- | --- |"]
