@@ -81,3 +81,12 @@ def test_empty_file_has_no_reads(tmp_path):
     path = tmp_path / "empty.fq"
     path.write_bytes(b"")
     assert parsed(path) == ([], [])
+
+
+def test_codes_are_the_bases_through_the_table(tmp_path):
+    from seqsift.fmindex.reference import READ_CODE
+
+    path = tmp_path / "r.fq"
+    path.write_bytes(LAYOUTS["fastq"])
+    for batch in read_reads(path, 2, READ_CODE):
+        assert batch.codes.tolist() == READ_CODE[batch.seq].tolist()

@@ -99,7 +99,7 @@ def run_search(args: argparse.Namespace) -> int:
     packed_names = name_table(names)
 
     def work(batch):
-        found = searcher.hits(READ_CODE[batch.seq], batch.bounds, args.max_hits)
+        found = searcher.hits(batch.codes, batch.bounds, args.max_hits)
         record, position = index.reference.to_record(found.text_pos)
         if args.format == "sam":
             return sam(batch, found, record, position, names), bool(found.counts.any())
@@ -109,7 +109,7 @@ def run_search(args: argparse.Namespace) -> int:
     with atomic_output(args.output) as out:
         if args.format == "sam":
             out.write(sam_header(names, index.reference.lengths, shlex.join(["seqsift"] + sys.argv[1:])))
-        for text, hit in _in_order(work, read_reads(args.reads, args.batch_reads), args.threads):
+        for text, hit in _in_order(work, read_reads(args.reads, args.batch_reads, READ_CODE), args.threads):
             out.write(text)
             matched |= hit
     return EXIT_FOUND if matched else EXIT_NONE

@@ -40,6 +40,7 @@ class ReadBatch:
 
     raw: np.ndarray
     seq: np.ndarray
+    codes: np.ndarray  # seq translated through read_reads' code_table
     bounds: np.ndarray
     name_lo: np.ndarray
     name_hi: np.ndarray
@@ -94,20 +95,22 @@ def _name(buf, lo, hi, name_lo, name_hi, r):
 
 
 @njit(inline="always", nogil=True)
-def _copy_bases(buf, lo, hi, fold, seq, nseq):
-    """Fold [lo, hi) into seq from nseq; returns (new nseq, index of a bad byte or -1)."""
+def _copy_bases(buf, lo, hi, fold, seq, nseq, table, codes):
+    """Fold [lo, hi) into seq from nseq, and its translation through table into codes; returns
+    (new nseq, index of a bad byte or -1)."""
     for i in range(lo, hi):
         c = fold[buf[i]]
         if c == 0:
             return nseq, i
         if not _is_space(c):
             seq[nseq] = c
+            codes[nseq] = table[c]
             nseq += 1
     return nseq, -1
 
 
 @njit(nogil=True, cache=True)
-def _parse(buf, final, fastq, max_reads, fold, seq, bounds, name_lo, name_hi, qual_lo):
+def _parse(buf, final, fastq, max_reads, fold, table, seq, codes, bounds, name_lo, name_hi, qual_lo):
     """Complete records of buf, at most max_reads. Returns (reads, bytes consumed, lines
     consumed, error code, line of the error relative to buf's start, offending byte)."""
     pos, line, r, nseq = 0, 0, 0, 0
@@ -148,7 +151,7 @@ def _parse(buf, final, fastq, max_reads, fold, seq, bounds, name_lo, name_hi, qu
             q_lo, q_hi = ends[1] + 1, _strip_cr(buf, ends[1] + 1, ends[2])
             if q_hi - q_lo != s_hi - s_lo:
                 return r, pos, line, _QUAL_LEN, line + 3, q_hi - q_lo
-            nseq, bad = _copy_bases(buf, s_lo, s_hi, fold, seq, nseq)
+            nseq, bad = _copy_bases(buf, s_lo, s_hi, fold, seq, nseq, table, codes)
             if bad >= 0:
                 return r, pos, line, _BAD_CHAR, line + 1, buf[bad]
             qual_lo[r] = q_lo
@@ -175,7 +178,7 @@ def _parse(buf, final, fastq, max_reads, fold, seq, bounds, name_lo, name_hi, qu
             ln = line + 1
             while at < start:  # copy line by line so an error names its line
                 e = _line_end(buf, at, True)
-                nseq, bad = _copy_bases(buf, at, e, fold, seq, nseq)
+                nseq, bad = _copy_bases(buf, at, e, fold, seq, nseq, table, codes)
                 if bad >= 0:
                     return r, pos, line, _BAD_CHAR, ln, buf[bad]
                 at, ln = e + 1, ln + 1
@@ -186,8 +189,10 @@ def _parse(buf, final, fastq, max_reads, fold, seq, bounds, name_lo, name_hi, qu
     return r, pos, line, _OK, 0, 0
 
 
-def read_reads(source: str | os.PathLike, batch_reads: int = 1 << 16) -> Iterator[ReadBatch]:
-    """Stream a FASTQ or FASTA file of reads (format from its first byte) in batches."""
+def read_reads(source: str | os.PathLike, batch_reads: int = 1 << 16, code_table: np.ndarray | None = None) -> Iterator[ReadBatch]:
+    """Stream a FASTQ or FASTA file of reads (format from its first byte) in batches; with
+    code_table (256 entries), each batch also holds its bases translated through it."""
+    table = _FOLD if code_table is None else code_table
     path = display_name(source)
     stream = open_decompressed(source)
     try:
@@ -208,12 +213,14 @@ def read_reads(source: str | os.PathLike, batch_reads: int = 1 << 16) -> Iterato
             seq = np.empty(data.size, np.uint8)
             bounds = np.empty(cap + 1, np.int64)
             name_lo, name_hi, qual_lo = (np.empty(cap, np.int64) for _ in range(3))
-            reads, used, lines, err, err_line, byte = _parse(data, final, fastq, cap, _FOLD, seq, bounds,
-                                                             name_lo, name_hi, qual_lo)
+            codes = np.empty(data.size, np.uint8)
+            reads, used, lines, err, err_line, byte = _parse(data, final, fastq, cap, _FOLD, table, seq, codes,
+                                                             bounds, name_lo, name_hi, qual_lo)
             if err != _OK:
                 raise FormatError(path, line + err_line, _message(err, byte))
             if reads:
-                yield ReadBatch(raw=data, seq=seq[: bounds[reads]], bounds=bounds[: reads + 1], name_lo=name_lo[:reads],
+                yield ReadBatch(raw=data, seq=seq[: bounds[reads]], codes=codes[: bounds[reads]],
+                                bounds=bounds[: reads + 1], name_lo=name_lo[:reads],
                                 name_hi=name_hi[:reads], qual_lo=qual_lo[:reads], first=index)
                 index += reads
                 line += lines
