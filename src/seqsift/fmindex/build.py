@@ -26,7 +26,8 @@ from seqsift.errors import UsageError
 from seqsift.fmindex.reference import Reference
 
 WORDS = 8
-MAX_TEXT = (1 << 32) - 1  # block counts are 32-bit
+NARROW = (1 << 32) - 1  # texts up to this many symbols keep 32-bit samples and k-mer rows
+MAX_TEXT = 1 << 40  # beyond NARROW: 64-bit samples and rows; each base's count must stay below 2^32
 MAX_KMER = 14  # 4^14 intervals are 2 GiB of table
 KMER_CAP = 10  # the default never exceeds 8 MiB of table: it must stay in cache (docs/benchmarks.md)
 
@@ -35,8 +36,8 @@ KMER_CAP = 10  # the default never exceeds 8 MiB of table: it must stay in cache
 class IndexArrays:
     blocks: np.ndarray  # uint64 (n // 64 + 1, 8)
     C: np.ndarray  # int64 (4,): rows whose suffix starts with a smaller symbol, per base
-    samples: np.ndarray  # uint32: text position of each marked row, in row order
-    kmer_table: np.ndarray  # uint32 (4^k, 2): [lo, hi) of each k-mer, first base most significant
+    samples: np.ndarray  # uint32 (uint64 past NARROW): text position of each marked row, in row order
+    kmer_table: np.ndarray  # uint32/uint64 (4^k, 2): [lo, hi) of each k-mer, first base most significant
     packed: np.ndarray  # uint8: the text, 4 bases a byte (low bits first), non-ACGT as A
     gaps: np.ndarray  # int64 (m, 2): [start, end) of each run of '#'/'$' in the text
     n: int  # rows (text length, '$' included)
@@ -65,7 +66,7 @@ def _exclusive_counts(flags: np.ndarray, nblocks: int) -> np.ndarray:
     return np.concatenate(([0], np.cumsum(per_block)[:-1])).astype(np.uint64)
 
 
-def _kmer_table(text: np.ndarray, sa: np.ndarray, k: int) -> np.ndarray:
+def _kmer_table(text: np.ndarray, sa: np.ndarray, k: int, dtype) -> np.ndarray:
     """[lo, hi) of every k-mer: the rows whose suffix starts with it are contiguous in the SA."""
     n = text.size
     code = np.zeros(n, np.int64)
@@ -80,7 +81,7 @@ def _kmer_table(text: np.ndarray, sa: np.ndarray, k: int) -> np.ndarray:
     kmers = np.arange(4**k, dtype=np.int64)
     first = np.searchsorted(sorted_codes, kmers, "left")
     last = np.searchsorted(sorted_codes, kmers, "right")
-    table = np.zeros((4**k, 2), np.uint32)
+    table = np.zeros((4**k, 2), dtype)
     hit = last > first
     table[hit, 0] = rows[first[hit]]
     table[hit, 1] = rows[last[hit] - 1] + 1
@@ -99,7 +100,8 @@ def _gaps(text: np.ndarray) -> np.ndarray:
     return edges.reshape(-1, 2).astype(np.int64)
 
 
-def build_arrays(reference: Reference, sa_sample: int = 32, kmer: int | None = None) -> IndexArrays:
+def build_arrays(reference: Reference, sa_sample: int = 32, kmer: int | None = None, wide: bool | None = None) -> IndexArrays:
+    """wide: 64-bit samples and k-mer rows (automatic past NARROW symbols; tests force it)."""
     if sa_sample < 1:
         raise UsageError(f"--sa-sample {sa_sample}: give a whole number of at least 1")
     text = np.ascontiguousarray(reference.text)  # pydivsufsort needs a writable array
@@ -108,6 +110,10 @@ def build_arrays(reference: Reference, sa_sample: int = 32, kmer: int | None = N
     n = int(text.size)
     if n > MAX_TEXT:
         raise UsageError(f"the reference holds {n:,} symbols; this index format takes at most {MAX_TEXT:,}")
+    if np.bincount(text, minlength=6)[2:].max() > NARROW:
+        raise UsageError("one base occurs more than 2^32 - 1 times: the rank blocks' 32-bit counts cannot hold it")
+    wide = n > NARROW if wide is None else wide
+    positions = np.uint64 if wide else np.uint32
     k = default_kmer(n) if kmer is None else kmer
     if not 0 <= k <= MAX_KMER:
         raise UsageError(f"--kmer {k}: give 0 (no table) to {MAX_KMER}")
@@ -126,6 +132,6 @@ def build_arrays(reference: Reference, sa_sample: int = 32, kmer: int | None = N
     symbol_counts = np.bincount(text, minlength=6)
     C = np.cumsum(symbol_counts)[1:5].astype(np.int64)  # symbols below A, C, G, T
     return IndexArrays(
-        blocks=blocks, C=C, samples=sa[marked].astype(np.uint32), kmer_table=_kmer_table(text, sa, k),
+        blocks=blocks, C=C, samples=sa[marked].astype(positions), kmer_table=_kmer_table(text, sa, k, positions),
         packed=_pack(text), gaps=_gaps(text), n=n, sa_sample=sa_sample, kmer=k,
     )

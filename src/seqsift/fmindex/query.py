@@ -46,7 +46,7 @@ class Searcher:
         if options.kmer_table:
             self.table, self.k = arrays.kmer_table, arrays.kmer
         else:
-            self.table, self.k = np.array([[0, arrays.n]], np.uint32), 0
+            self.table, self.k = np.array([[0, arrays.n]], arrays.kmer_table.dtype), 0
         self.gap_starts = np.ascontiguousarray(arrays.gaps[:, 0])
         self.gap_ends = np.ascontiguousarray(arrays.gaps[:, 1])
 

@@ -21,7 +21,7 @@ import numpy as np
 
 from seqsift import __version__
 from seqsift.errors import InputError
-from seqsift.fmindex.build import MAX_KMER, MAX_TEXT, WORDS, IndexArrays
+from seqsift.fmindex.build import MAX_KMER, MAX_TEXT, NARROW, WORDS, IndexArrays
 from seqsift.fmindex.reference import Reference
 from seqsift.io.openers import check_readable, display_name
 from seqsift.io.writers import atomic_output
@@ -31,10 +31,15 @@ VERSION = 1
 PREAMBLE = struct.Struct("<8sIII12x")  # magic, version, header length, header crc32
 ALIGN = 64
 MAX_HEADER = 1 << 28
-ARRAYS = {  # name: dtype every array must have
+ARRAYS = {  # name: the dtype each array has (samples and k-mer rows: "<u8" in a wide index)
     "blocks": "<u8", "samples": "<u4", "kmer_table": "<u4", "packed": "u1", "gaps": "<i8",
     "starts": "<i8", "lengths": "<i8",
 }
+WIDE = ("samples", "kmer_table")
+
+
+def _dtype(name: str, wide: bool) -> str:
+    return "<u8" if wide and name in WIDE else ARRAYS[name]
 
 
 @dataclass(frozen=True)
@@ -55,14 +60,15 @@ def write_index(path: str | os.PathLike, reference: Reference, arrays: IndexArra
         "packed": arrays.packed, "gaps": arrays.gaps, "starts": reference.starts, "lengths": reference.lengths,
     }
     layout, offset = {}, 0
+    wide = arrays.samples.dtype == np.uint64
     for name, array in named.items():
-        array = np.ascontiguousarray(array, dtype=ARRAYS[name])
+        array = np.ascontiguousarray(array, dtype=_dtype(name, wide))
         named[name] = array
-        layout[name] = {"dtype": ARRAYS[name], "shape": list(array.shape), "offset": offset, "crc32": _crc(array)}
+        layout[name] = {"dtype": _dtype(name, wide), "shape": list(array.shape), "offset": offset, "crc32": _crc(array)}
         offset += -(-array.nbytes // ALIGN) * ALIGN
     header = {
         "format": "seqsift FM-index", "created_by": f"seqsift {__version__}", "source": source,
-        "alphabet": "$#ACGT", "n": arrays.n, "sa_sample": arrays.sa_sample, "kmer": arrays.kmer,
+        "alphabet": "$#ACGT", "n": arrays.n, "wide": bool(wide), "sa_sample": arrays.sa_sample, "kmer": arrays.kmer,
         "C": [int(c) for c in arrays.C], "names": list(reference.names), "arrays": layout,
     }
     text = json.dumps(header, separators=(",", ":")).encode()
@@ -108,7 +114,9 @@ def _map_arrays(name: str, header: dict, mapped, data_start: int, size: int) -> 
     if not isinstance(layout, dict) or set(layout) != set(ARRAYS):
         raise InputError(name, f"the index header must list exactly the arrays {sorted(ARRAYS)}")
     views = {}
-    for key, dtype in ARRAYS.items():
+    wide = header.get("wide") is True
+    for key in ARRAYS:
+        dtype = _dtype(key, wide)
         spec = layout[key]
         try:
             shape = tuple(int(s) for s in spec["shape"])
@@ -144,6 +152,7 @@ def _check(name: str, header: dict, v: dict[str, np.ndarray]) -> LoadedIndex:
         raise InputError(name, "the index header lacks n, sa_sample, kmer, C or names") from None
     need(2 <= n <= MAX_TEXT and s >= 1 and 0 <= k <= MAX_KMER, "n, sa_sample or kmer out of range")
     blocks, samples, table = v["blocks"], v["samples"], v["kmer_table"]
+    need(n <= NARROW or samples.dtype == np.uint64, "a text past 2^32 symbols needs the wide (64-bit) layout")
     need(blocks.shape == (n // 64 + 1, WORDS), "rank blocks do not match the text length")
     need(C.shape == (4,) and np.all(np.diff(np.concatenate(([1], C, [n]))) >= 0), "C array")
     bits = np.bitwise_count(blocks[:, 2:6]).astype(np.int64)
