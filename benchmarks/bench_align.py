@@ -24,6 +24,7 @@ import platform
 import statistics
 import subprocess
 import time
+from importlib import resources
 from pathlib import Path
 
 import numpy as np
@@ -105,16 +106,23 @@ def cli_peers(queries, db_records, residues, runs) -> list[dict]:
     q_path.write_text("".join(f">{n}\n{s}\n" for n, s in queries))
     db_path.write_text("".join(f">{n}\n{s}\n" for n, s in db_records))
     cells = sum(len(s) for _, s in queries) * residues
+    # SSW's matrix reader takes the NCBI layout without its comment lines
+    ssw_matrix = DATA / "blosum62_ssw.txt"
+    shipped = (resources.files("seqsift.alignment") / "matrices" / "BLOSUM62").read_text()
+    ssw_matrix.write_text("".join(line + "\n" for line in shipped.splitlines() if not line.startswith("#")))
     out = []
-    commands = {
-        "parasail_aligner -t 1 (sat)": ["parasail_aligner", "-a", "sw_striped_profile_sat", "-x", "-t", "1", "-o", "12",
-                                        "-e", "1", "-m", "blosum62", "-f", str(db_path), "-q", str(q_path),
-                                        "-g", str(DATA / "parasail.out")],
-        "SSW ssw_test -p": ["ssw_test", "-p", "-o", "12", "-e", "1", "-a", "blosum62", str(db_path), str(q_path)],
+    commands = {  # parasail_aligner counts a non-terminal stdin as an input: the queries go there
+        "parasail_aligner -t 1 (sat)": (["parasail_aligner", "-a", "sw_striped_profile_sat", "-x", "-t", "1", "-o", "12",
+                                         "-e", "1", "-m", "blosum62", "-f", str(db_path), "-g", str(DATA / "parasail.out")],
+                                        q_path),
+        "SSW ssw_test -p": (["ssw_test", "-p", "-o", "12", "-e", "1", "-a", str(ssw_matrix), str(db_path), str(q_path)], None),
     }
-    for label, argv in commands.items():
+    for label, (argv, stdin) in commands.items():
+        def go():
+            with open(stdin or os.devnull, "rb") as source:
+                subprocess.run(argv, stdin=source, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
         try:
-            t, _ = median_time(lambda: subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True), runs)
+            t, _ = median_time(go, runs)
             out.append({"tool": label, "gcups": cells / t / 1e9, "seconds": t})
         except (OSError, subprocess.CalledProcessError) as exc:
             out.append({"tool": label, "gcups": None, "error": str(exc)})
