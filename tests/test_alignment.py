@@ -235,3 +235,19 @@ def test_align_pairs_in_lanes_equals_one_by_one(rng, scoring):
     got = align_pairs(queries, targets, scoring)
     assert got == [seqsift.align(q, t, scoring) for q, t in zip(queries, targets)]
     assert [a.score for a in got[:6]] == [oracle(q, t, scoring, "local") for q, t in zip(queries[:6], targets[:6])]
+
+
+def test_lanes_kernel_with_queries_longer_than_a_strip(rng):
+    """Queries spanning several strips of the lanes kernel (STRIP rows each), both widths."""
+    from seqsift.alignment import _lanes
+
+    scoring = matrix("BLOSUM62", 11, 1)
+    seqs = ["".join(rng.choice(PROTEIN, int(rng.integers(0, 400)))) for _ in range(40)]
+    seqs[4] = seqs[4][:50] + "".join(rng.choice(PROTEIN, 300)) + seqs[4][50:]
+    db = Database([str(i) for i in range(len(seqs))], seqs, scoring)
+    for length in (_lanes.STRIP, _lanes.STRIP + 1, 2 * _lanes.STRIP + 37):
+        q = scoring.encode("".join(rng.choice(PROTEIN, length)))
+        assert scores(q, db).tolist() == [score_pair(q, t, scoring, ref.LOCAL) for t in db.codes]
+    q = db.codes[4][20:330]  # a strong hit that crosses strips, and saturates the 8-bit pass
+    got = scores(q, db).tolist()
+    assert got == [score_pair(q, t, scoring, ref.LOCAL) for t in db.codes] and got[4] > 127
