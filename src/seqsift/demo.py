@@ -97,7 +97,6 @@ def _alignment_part(args: argparse.Namespace, genome: np.ndarray) -> None:
     """Smith-Waterman: one alignment shown in full, then a database search and its speed."""
     import seqsift
     from seqsift.alignment import Database, dna, search_database
-    from seqsift.alignment.database import scores
 
     rng = np.random.default_rng(5)
     region = genome[30_000:30_060].copy()
@@ -114,7 +113,7 @@ def _alignment_part(args: argparse.Namespace, genome: np.ndarray) -> None:
     pieces = [bytes(genome[p : p + 300]) for p in rng.integers(0, genome.size - 300, 2000)]
     db = Database([f"piece{i}" for i in range(len(pieces))], pieces, scoring)
     query = bytes(genome[10_000:10_150])
-    scores(scoring.encode(query[:10]), db)  # compile and build the database profiles
+    search_database([query], db, top=3, threads=args.threads, backend=args.backend)  # compile, build profiles
     start = time.perf_counter()
     hits = search_database([query], db, top=3, threads=args.threads, backend=args.backend)[0]
     took = time.perf_counter() - start

@@ -11,7 +11,7 @@ same too.
 from __future__ import annotations
 
 import numpy as np
-from numba import int16, int64, njit
+from numba import int16, int64, njit, uint8
 
 PAIR_LANES = 32
 LIMIT = 32767
@@ -66,11 +66,12 @@ def fill(Q, T, rows, cols, match, mismatch, open_extend, extend, H, D, dirs, bes
                 d_open = _sat(int64(left[lane]) - int64(open_extend))
                 d_ext = _sat(int64(gap[lane]) - int64(extend))
                 dv = max(d_open, d_ext)
-                same = (q[lane] == t[lane]) & (q[lane] != _N)
+                same = (q[lane] == t[lane]) & (q[lane] != uint8(_N))
                 mv = _sat(int64(diag[lane]) + int64(match if same else mismatch))
                 h = max(mv, iv, dv, int16(0))
-                src = (1 + (h != mv) * (1 + (h != iv))) * (h > 0)
-                cell[lane] = src | (4 if i_open >= i_ext else 0) | (8 if d_open >= d_ext else 0)
+                # the direction byte from 8-bit selects, so the store stays a vector store
+                src = uint8(0) if h <= 0 else (uint8(1) if h == mv else (uint8(2) if h == iv else uint8(3)))
+                cell[lane] = src | (uint8(4) if i_open >= i_ext else uint8(0)) | (uint8(8) if d_open >= d_ext else uint8(0))
                 diag[lane] = up
                 left[lane] = h
                 gap[lane] = dv
