@@ -104,7 +104,7 @@ def _alignment_part(args: argparse.Namespace, genome: np.ndarray) -> None:
     mutated[40] = ord("A") if mutated[40] != ord("A") else ord("C")
     scoring = dna(2, -3, 5, 2)
     a = seqsift.align(bytes(mutated), bytes(genome[29_950:30_150]), scoring)
-    print(f"\n3. Smith-Waterman (seqsift align): 57 bases with a 3-base deletion and a substitution against "
+    print("\n3. Smith-Waterman (seqsift align): 57 bases with a 3-base deletion and a substitution against "
           "200 bases of the genome (match 2, mismatch -3, gap 5 + 2 per base):")
     print(f"   score {a.score}, query {a.query_start}-{a.query_end}, target {29_950 + a.target_start}-"
           f"{29_950 + a.target_end}, CIGAR {a.cigar}")
