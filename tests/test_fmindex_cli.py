@@ -232,3 +232,18 @@ def test_empty_and_over_long_reads_count_zero(tmp_path, reference, capsys):
     out = tmp_path / "out.tsv"
     assert main(["search", str(ssx), str(reads), "-o", str(out)]) == 1  # nothing matched
     assert out.read_text() == "empty\t0\t-\nlong\t0\t-\n"
+
+
+def test_default_index_name_and_reads_from_stdin(tmp_path):
+    import shutil
+    import subprocess
+    import sys
+
+    genome = tmp_path / "lambda.fa.gz"
+    shutil.copy(shared_file("lambda_virus.fa.gz"), genome)
+    assert main(["index", "-q", str(genome)]) == 0  # lambda.fa.gz -> lambda.ssx beside it
+    seq = naive.read_records(genome)[0][1]
+    reads = f"@a\n{seq[100:130]}\n+\n{'I' * 30}\n@b\nNNNN\n+\nIIII\n".encode()
+    r = subprocess.run([sys.executable, "-m", "seqsift", "search", str(tmp_path / "lambda.ssx"), "-"], input=reads,
+                       capture_output=True, check=True)
+    assert r.stdout.decode().splitlines() == [f"a\t1\t{naive.read_records(genome)[0][0]}:100:+", "b\t0\t-"]

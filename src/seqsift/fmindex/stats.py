@@ -81,7 +81,7 @@ def report(index: FMIndex, reads_path=None) -> str:
              f"({len(a.gaps)} runs of N or boundaries)",
              f"rank blocks: {a.blocks.shape[0]:,} of 64 rows ({a.blocks.nbytes / 2**20:.1f} MiB); "
              f"{_single_base_blocks(a.blocks, a.n):,} hold a single base",
-             f"SA samples: every {a.sa_sample}th text position, {a.samples.size:,} stored"]
+             f"SA samples: 1 in {a.sa_sample} text positions, {a.samples.size:,} stored"]
     hist = locate_steps_histogram(a.blocks, a.C, a.n)
     mean = float((hist * np.arange(hist.size)).sum() / max(1, hist.sum()))
     lines.append(f"locate: LF steps per row mean {mean:.2f}, max {int(np.flatnonzero(hist).max())} "
