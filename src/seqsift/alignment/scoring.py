@@ -48,9 +48,6 @@ class Scoring:
     def is_dna(self) -> bool:
         return self.alphabet == DNA_ALPHABET
 
-    def with_gaps(self, gap_open: int, gap_extend: int) -> "Scoring":
-        return Scoring(self.name, self.alphabet, self.matrix, gap_open, gap_extend, self.unknown)
-
     def encode(self, seq: bytes | str, where: str = "sequence") -> np.ndarray:
         """Residue codes (uint8). Case is folded; for DNA every other IUPAC letter becomes N, for
         proteins U, O and J become X; any other letter is an error naming `where` and position."""
