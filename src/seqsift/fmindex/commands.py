@@ -102,7 +102,7 @@ def run_search(args: argparse.Namespace) -> int:
         found = searcher.hits(batch.codes, batch.bounds, args.max_hits)
         record, position = index.reference.to_record(found.text_pos)
         if args.format == "sam":
-            return sam(batch, found, record, position, names), bool(found.counts.any())
+            return sam(batch, found, record, position, packed_names), bool(found.counts.any())
         return tsv(batch, found, record, position, packed_names), bool(found.counts.any())
 
     matched = False

@@ -7,8 +7,6 @@ unmatched reads as unmapped records.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 from numba import njit
 
@@ -16,7 +14,6 @@ from seqsift import __version__
 from seqsift.fmindex.query import BatchHits
 from seqsift.io.reads import ReadBatch
 
-_COMPLEMENT = bytes.maketrans(b"ACGT", b"TGCA")
 
 
 def name_table(names: list[str]) -> tuple[np.ndarray, np.ndarray]:
@@ -86,11 +83,6 @@ def tsv(batch: ReadBatch, found: BatchHits, record: np.ndarray, position: np.nda
     return out[:used].tobytes()
 
 
-def mapq(count: int) -> int:
-    """Phred-scaled chance that the reported site is not the read's origin: 1 - 1/count."""
-    return 60 if count == 1 else min(60, int(round(-10 * math.log10(1 - 1 / count))))
-
-
 def sam_header(names: list[str], lengths: np.ndarray, command_line: str) -> bytes:
     lines = ["@HD\tVN:1.6\tSO:unsorted"]
     lines += [f"@SQ\tSN:{n}\tLN:{int(length)}" for n, length in zip(names, lengths)]
@@ -98,32 +90,86 @@ def sam_header(names: list[str], lengths: np.ndarray, command_line: str) -> byte
     return ("\n".join(lines) + "\n").encode()
 
 
-def sam(batch: ReadBatch, found: BatchHits, record: np.ndarray, position: np.ndarray, names: list[str]) -> bytes:
-    lines = []
-    raw = batch.raw
-    for r in range(len(batch)):
-        qname = batch.name(r)
-        seq = batch.seq[batch.bounds[r] : batch.bounds[r + 1]].tobytes()
-        length = len(seq)
-        qual = raw[batch.qual_lo[r] : batch.qual_lo[r] + length].tobytes() if batch.qual_lo[r] >= 0 else b"*"
-        seq_text = seq.decode() or "*"
-        qual_text = (qual.decode() or "*") if length else "*"
-        count = int(found.counts[r])
-        lo, hi = found.offsets[r], found.offsets[r + 1]
-        if hi == lo:
-            lines.append(f"{qname}\t4\t*\t0\t0\t*\t*\t0\t0\t{seq_text}\t{qual_text}\tX0:i:{count}")
-            continue
-        quality = mapq(count)
-        for k, h in enumerate(range(lo, hi)):
-            reverse = bool(found.strand[h])
-            flag = (16 if reverse else 0) | (256 if k else 0)
-            if k:
-                s, q = "*", "*"
-            elif reverse:
-                s = seq.translate(_COMPLEMENT)[::-1].decode()
-                q = qual_text[::-1] if qual_text != "*" else "*"
+_COMP = np.arange(256, dtype=np.uint8)
+for _a, _b in (b"AT", b"TA", b"CG", b"GC"):
+    _COMP[_a] = _b
+
+
+@njit(inline="always", nogil=True)
+def _put_text(out, at, text):
+    for c in text:
+        out[at] = c
+        at += 1
+    return at
+
+
+@njit(nogil=True, cache=True)
+def _format_sam(raw, name_lo, name_hi, seq, bounds, qual_lo, counts, mapqs, offsets, record, position, strand,
+                names, name_off, comp, out):
+    at = 0
+    for r in range(counts.size):
+        lo, hi = bounds[r], bounds[r + 1]
+        length = hi - lo
+        listed = offsets[r + 1] - offsets[r]
+        for k in range(max(listed, 1)):
+            at = _put_bytes(out, at, raw, name_lo[r], name_hi[r])
+            if listed == 0:
+                at = _put_text(out, at, b"\t4\t*\t0\t0\t*\t*\t0\t0\t")
+                reverse = False
             else:
-                s, q = seq_text, qual_text
-            lines.append(f"{qname}\t{flag}\t{names[record[h]]}\t{position[h] + 1}\t{quality}\t{length}M\t*\t0\t0\t"
-                         f"{s}\t{q}\tNH:i:{hi - lo}\tHI:i:{k + 1}\tX0:i:{count}")
-    return ("\n".join(lines) + "\n").encode() if lines else b""
+                h = offsets[r] + k
+                reverse = strand[h] == 1
+                out[at] = 9
+                at = _put_int(out, at + 1, (16 if reverse else 0) | (256 if k else 0))
+                out[at] = 9
+                at = _put_bytes(out, at + 1, names, name_off[record[h]], name_off[record[h] + 1])
+                out[at] = 9
+                at = _put_int(out, at + 1, position[h] + 1)
+                out[at] = 9
+                at = _put_int(out, at + 1, mapqs[r])
+                out[at] = 9
+                at = _put_int(out, at + 1, length)
+                at = _put_text(out, at, b"M\t*\t0\t0\t")
+            if k > 0 or length == 0:  # secondary records (and empty reads) carry no sequence
+                at = _put_text(out, at, b"*\t*")
+            else:
+                for i in range(length):
+                    out[at + i] = comp[seq[hi - 1 - i]] if reverse else seq[lo + i]
+                at += length
+                out[at] = 9
+                at += 1
+                if qual_lo[r] < 0:
+                    out[at] = 42
+                    at += 1
+                else:
+                    for i in range(length):
+                        out[at + i] = raw[qual_lo[r] + (length - 1 - i if reverse else i)]
+                    at += length
+            if listed:
+                at = _put_text(out, at, b"\tNH:i:")
+                at = _put_int(out, at, listed)
+                at = _put_text(out, at, b"\tHI:i:")
+                at = _put_int(out, at, k + 1)
+            at = _put_text(out, at, b"\tX0:i:")
+            at = _put_int(out, at, counts[r])
+            out[at] = 10
+            at += 1
+    return at
+
+
+def sam(batch: ReadBatch, found: BatchHits, record: np.ndarray, position: np.ndarray,
+        names: tuple[np.ndarray, np.ndarray]) -> bytes:
+    """MAPQ is the Phred-scaled chance that the reported site is not the read's origin, 1 - 1/count
+    (60 for a unique read)."""
+    counts = found.counts
+    with np.errstate(divide="ignore"):
+        phred = np.rint(-10 * np.log10(1 - 1 / np.maximum(counts, 1)))
+    mapqs = np.where(counts == 1, 60, np.minimum(60, np.nan_to_num(phred, posinf=60))).astype(np.int64)
+    longest = int(np.diff(names[1]).max())
+    lengths = np.diff(batch.bounds)
+    records = np.maximum(np.diff(found.offsets), 1)
+    size = int(((batch.name_hi - batch.name_lo + 2 * lengths + longest + 120) * records).sum())
+    out = np.empty(size, np.uint8)
+    used = _format_sam(batch.raw, batch.name_lo, batch.name_hi, batch.seq, batch.bounds, batch.qual_lo, counts, mapqs,
+                       found.offsets, record, position, found.strand, names[0], names[1], _COMP, out)
+    return out[:used].tobytes()
