@@ -97,13 +97,12 @@ def run_search(args: argparse.Namespace) -> int:
     searcher = index.searcher(options, backend)
     names = index.names
     packed_names = name_table(names)
+    write = sam if args.format == "sam" else tsv
 
     def work(batch):
         found = searcher.hits(batch.codes, batch.bounds, args.max_hits)
         record, position = index.reference.to_record(found.text_pos)
-        if args.format == "sam":
-            return sam(batch, found, record, position, packed_names), bool(found.counts.any())
-        return tsv(batch, found, record, position, packed_names), bool(found.counts.any())
+        return write(batch, found, record, position, packed_names), bool(found.counts.any())
 
     matched = False
     with atomic_output(args.output) as out:
