@@ -5,6 +5,8 @@ import gzip
 import re
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from seqsift.errors import FormatError
 from seqsift.io import reads as reads_module
@@ -90,3 +92,22 @@ def test_codes_are_the_bases_through_the_table(tmp_path):
     path.write_bytes(LAYOUTS["fastq"])
     for batch in read_reads(path, 2, READ_CODE):
         assert batch.codes.tolist() == READ_CODE[batch.seq].tolist()
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(records=st.lists(st.tuples(st.text("ACGTNacgtn", min_size=1, max_size=6), st.text("ACGTNRYacgt", max_size=40),
+                                  st.sampled_from(["\n", "\r\n"])), min_size=0, max_size=12),
+       fastq=st.booleans(), wrap=st.integers(1, 9), block=st.integers(3, 64), batch=st.integers(1, 5))
+def test_fuzzed_files_parse_as_the_general_reader(tmp_path, monkeypatch, records, fastq, wrap, block, batch):
+    """Random well-formed FASTQ, or FASTA wrapped at any width, with any line endings, read through
+    blocks and batches of any size, give the general reader's records."""
+    monkeypatch.setattr(reads_module, "BLOCK", block)
+    text = ""
+    for name, seq, eol in records:
+        if fastq:
+            text += f"@{name} x{eol}{seq}{eol}+{eol}{'I' * len(seq)}{eol}"
+        else:
+            text += f">{name}{eol}" + "".join(seq[k : k + wrap] + eol for k in range(0, len(seq), wrap))
+    path = tmp_path / "fuzz.txt"
+    path.write_bytes(text.encode())
+    assert parsed(path, batch) == reference(path)
