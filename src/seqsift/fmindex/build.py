@@ -20,6 +20,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from numba import njit
 from pydivsufsort import divsufsort
 
 from seqsift.errors import UsageError
@@ -52,40 +53,59 @@ def default_kmer(n: int) -> int:
     return max(1, min(KMER_CAP, int(math.log(max(n, 16) / 4, 4))))
 
 
-def _bits(flags: np.ndarray, nblocks: int) -> np.ndarray:
-    """Little-endian bitmaps, one uint64 per 64 flags."""
-    padded = np.zeros(nblocks * 64, bool)
-    padded[: flags.size] = flags
-    return np.packbits(padded, bitorder="little").view("<u8").astype(np.uint64)
+@njit(cache=True)
+def _fill_blocks(bwt, sa, sa_sample, blocks):
+    """One pass over the BWT: per 64-row block the counts before it (two per word), one bitmap per
+    base, the marks (rows whose suffix starts at a multiple of sa_sample, or whose BWT symbol is '#'
+    or '$') and the marks before it. Returns the number of marks."""
+    counts = np.zeros(4, np.uint64)
+    marks = np.uint64(0)
+    for blk in range(blocks.shape[0]):
+        blocks[blk, 0] = counts[0] | (counts[1] << np.uint64(32))
+        blocks[blk, 1] = counts[2] | (counts[3] << np.uint64(32))
+        blocks[blk, 7] = marks
+        for r in range(blk * 64, min(blk * 64 + 64, bwt.size)):
+            bit = np.uint64(1) << np.uint64(r & 63)
+            b = np.int64(bwt[r]) - 2
+            if b >= 0:
+                blocks[blk, 2 + b] |= bit
+                counts[b] += np.uint64(1)
+            if b < 0 or sa[r] % sa_sample == 0:
+                blocks[blk, 6] |= bit
+                marks += np.uint64(1)
+    return marks
 
 
-def _exclusive_counts(flags: np.ndarray, nblocks: int) -> np.ndarray:
-    padded = np.zeros(nblocks * 64, np.int64)
-    padded[: flags.size] = flags
-    per_block = padded.reshape(nblocks, 64).sum(1)
-    return np.concatenate(([0], np.cumsum(per_block)[:-1])).astype(np.uint64)
+@njit(cache=True)
+def _fill_samples(bwt, sa, sa_sample, samples):
+    k = 0
+    for r in range(bwt.size):
+        if bwt[r] < 2 or sa[r] % sa_sample == 0:
+            samples[k] = sa[r]
+            k += 1
 
 
-def _kmer_table(text: np.ndarray, sa: np.ndarray, k: int, dtype) -> np.ndarray:
-    """[lo, hi) of every k-mer: the rows whose suffix starts with it are contiguous in the SA."""
+@njit(cache=True)
+def _fill_kmer_table(text, sa, k, table):
+    """[lo, hi) of every k-mer: the rows whose suffix starts with it are contiguous in the SA, so one
+    pass in row order finds each k-mer's first and last row."""
     n = text.size
-    code = np.zeros(n, np.int64)
-    valid = np.ones(n, bool)
-    padded = np.concatenate((text, np.zeros(k, np.uint8)))
-    for t in range(k):
-        window = padded[t : t + n]
-        valid &= window >= 2
-        code = code * 4 + (window.astype(np.int64) - 2)
-    rows = np.flatnonzero(valid[sa])
-    sorted_codes = code[sa[rows]]
-    kmers = np.arange(4**k, dtype=np.int64)
-    first = np.searchsorted(sorted_codes, kmers, "left")
-    last = np.searchsorted(sorted_codes, kmers, "right")
-    table = np.zeros((4**k, 2), dtype)
-    hit = last > first
-    table[hit, 0] = rows[first[hit]]
-    table[hit, 1] = rows[last[hit] - 1] + 1
-    return table
+    for r in range(n):
+        p = sa[r]
+        if p + k > n:
+            continue
+        code = 0
+        for t in range(k):
+            c = np.int64(text[p + t])
+            if c < 2:
+                code = -1
+                break
+            code = code * 4 + (c - 2)
+        if code < 0:
+            continue
+        if table[code, 1] == 0:
+            table[code, 0] = r
+        table[code, 1] = r + 1
 
 
 def _pack(text: np.ndarray) -> np.ndarray:
@@ -117,21 +137,15 @@ def build_arrays(reference: Reference, sa_sample: int = 32, kmer: int | None = N
     k = default_kmer(n) if kmer is None else kmer
     if not 0 <= k <= MAX_KMER:
         raise UsageError(f"--kmer {k}: give 0 (no table) to {MAX_KMER}")
-    sa = divsufsort(text).astype(np.int64)
+    sa = divsufsort(text)  # int32 or int64, as the library chooses for the length
     bwt = text[sa - 1]  # sa == 0 wraps to text[-1], the '$'
-    nblocks = n // 64 + 1
-    blocks = np.zeros((nblocks, WORDS), np.uint64)
-    counts = [_exclusive_counts(bwt == b + 2, nblocks) for b in range(4)]
-    blocks[:, 0] = counts[0] | (counts[1] << np.uint64(32))
-    blocks[:, 1] = counts[2] | (counts[3] << np.uint64(32))
-    for b in range(4):
-        blocks[:, 2 + b] = _bits(bwt == b + 2, nblocks)
-    marked = (sa % sa_sample == 0) | (bwt < 2)
-    blocks[:, 6] = _bits(marked, nblocks)
-    blocks[:, 7] = _exclusive_counts(marked, nblocks)
+    blocks = np.zeros((n // 64 + 1, WORDS), np.uint64)
+    samples = np.empty(int(_fill_blocks(bwt, sa, sa_sample, blocks)), positions)
+    _fill_samples(bwt, sa, sa_sample, samples)
+    del bwt
+    table = np.zeros((4**k, 2), positions)
+    _fill_kmer_table(text, sa, k, table)
     symbol_counts = np.bincount(text, minlength=6)
     C = np.cumsum(symbol_counts)[1:5].astype(np.int64)  # symbols below A, C, G, T
-    return IndexArrays(
-        blocks=blocks, C=C, samples=sa[marked].astype(positions), kmer_table=_kmer_table(text, sa, k, positions),
-        packed=_pack(text), gaps=_gaps(text), n=n, sa_sample=sa_sample, kmer=k,
-    )
+    return IndexArrays(blocks=blocks, C=C, samples=samples, kmer_table=table, packed=_pack(text), gaps=_gaps(text),
+                       n=n, sa_sample=sa_sample, kmer=k)
