@@ -27,3 +27,9 @@ def test_unknown_backend_and_threads():
         backend.resolve("tpu")
     with pytest.raises(UsageError, match="threads"):
         backend.check_threads(-1)
+
+
+def test_engines_not_yet_measured_on_a_gpu_stay_on_the_cpu_under_auto():
+    from seqsift.backend import resolve_unmeasured
+
+    assert resolve_unmeasured("auto") == "cpu" and resolve_unmeasured("cpu") == "cpu"

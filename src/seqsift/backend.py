@@ -51,6 +51,12 @@ def resolve(name: str) -> str:
     return "cuda" if usable and not _simulated() else "cpu"
 
 
+def resolve_unmeasured(name: str) -> str:
+    """resolve() for engines whose GPU path has not yet run on a real GPU (docs/gpu.md): "auto"
+    stays on the CPU, "cuda" must be asked for."""
+    return "cpu" if name == "auto" else resolve(name)
+
+
 def describe(resolved: str) -> str:
     """A short device description for provenance lines."""
     if resolved == "cuda":

@@ -78,7 +78,7 @@ def read_fasta(path) -> tuple[list[str], list[bytes]]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from seqsift.backend import resolve
+    from seqsift.backend import resolve_unmeasured
     from seqsift.io.writers import atomic_output
     from seqsift.progress import Progress
 
@@ -89,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
     q_names, q_seqs = read_fasta(args.queries)
     d_names, d_seqs = read_fasta(args.database)
     db = Database(d_names, d_seqs, scoring)
-    backend = resolve(args.backend)
+    backend = resolve_unmeasured(args.backend)
     karlin = KARLIN.get((scoring.name, scoring.gap_open, scoring.gap_extend))
     progress = Progress("align", len(q_seqs), enabled=not args.quiet, unit=" queries")
     with atomic_output(args.output) as out:

@@ -113,10 +113,10 @@ def search_database(queries: list[bytes | str], db: Database, top: int = 10, mod
     """For each query, its `top` best database sequences (score descending, then database order),
     each with its alignment. Queries run on `threads` threads (the kernels release the GIL);
     backend 'auto' | 'cpu' | 'cuda' chooses where the scores are computed."""
-    from seqsift.backend import resolve
+    from seqsift.backend import resolve_unmeasured
 
     threads = check_threads(threads)
-    backend = resolve(backend)
+    backend = resolve_unmeasured(backend)
     encoded = [db.scoring.encode(q, f"query {i + 1}") for i, q in enumerate(queries)]
 
     def one(query: np.ndarray) -> list[DatabaseHit]:

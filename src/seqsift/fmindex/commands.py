@@ -90,7 +90,7 @@ def run_search(args: argparse.Namespace) -> int:
         raise UsageError(f"--max-hits {args.max_hits}: give 0 (count only) or more")
     if args.format == "sam" and args.max_hits == 0:
         raise UsageError("--format sam needs positions: give --max-hits 1 or more")
-    backend = backends.resolve(args.backend)
+    backend = backends.resolve_unmeasured(args.backend)
     index = FMIndex.load(args.index)
     check_readable(args.reads)
     options = SearchOptions(kmer_table=not args.no_kmer_table, shortcut=args.shortcut, width=args.interleave)
