@@ -47,12 +47,48 @@ def _windows(text: np.ndarray, clean: np.ndarray, length: int) -> tuple[np.ndarr
     return hashes[order], order
 
 
-def _occurrences(text, windows, pattern: np.ndarray) -> list[int]:
-    """Start of every window equal to pattern: hash candidates, each compared base by base."""
+@njit(cache=True)
+def _row_hashes(patterns):
+    """The window hash of each row (the same polynomial as _window_hashes)."""
+    out = np.zeros(patterns.shape[0], np.uint64)
+    for r in range(patterns.shape[0]):
+        h = uint64(0)
+        for x in patterns[r]:
+            h = h * _MULT + uint64(x)
+        out[r] = h
+    return out
+
+
+@njit(cache=True)
+def _confirm(text, order, patterns, lo, hi, starts, rows):
+    """Compare every hash candidate with its pattern base by base; the true ones go to
+    starts/rows. Returns how many."""
+    found = 0
+    length = patterns.shape[1]
+    for r in range(patterns.shape[0]):
+        for k in range(lo[r], hi[r]):
+            p = order[k]
+            same = True
+            for i in range(length):
+                if text[p + i] != patterns[r, i]:
+                    same = False
+                    break
+            if same:
+                starts[found] = p
+                rows[found] = r
+                found += 1
+    return found
+
+
+def _occurrences(text, windows, patterns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(text start, pattern row) of every window equal to a row of patterns (text codes)."""
     hashes, order = windows
-    h = _window_hashes(pattern, pattern.size)[0]
-    starts = order[np.searchsorted(hashes, h, "left") : np.searchsorted(hashes, h, "right")]
-    return [int(p) for p in starts if np.array_equal(text[p : p + pattern.size], pattern)]
+    h = _row_hashes(patterns)
+    lo, hi = np.searchsorted(hashes, h, "left"), np.searchsorted(hashes, h, "right")
+    size = int((hi - lo).sum())
+    starts, rows = np.empty(size, np.int64), np.empty(size, np.int64)
+    found = _confirm(text, order, patterns, lo, hi, starts, rows)
+    return starts[:found], rows[:found]
 
 
 def check(reference_path, results_path, reads_path) -> tuple[int, list[tuple[int, str]]]:
@@ -81,19 +117,36 @@ def check(reference_path, results_path, reads_path) -> tuple[int, list[tuple[int
                           f"a result for read {results[index][1]!r}, which is not in {display_name(reads_path)}")
     problems = []
     for length, group in by_length.items():  # one pass over the reference per read length
-        windows = _windows(text, clean, length) if length else None
-        for (line, rid, count, hits), seq in group:
-            want = []
-            if length:
-                found = [(p, 0) for p in _occurrences(text, windows, (seq + 2).astype(np.uint8))]
-                found += [(p, 1) for p in _occurrences(text, windows, (5 - seq[::-1]).astype(np.uint8))]
-                found.sort()
-                record, position = reference.to_record(np.array([p for p, _ in found], np.int64))
-                want = [(reference.names[r], int(q), "+-"[s]) for r, q, (_, s) in zip(record, position, found)]
+        wants = _true_hits(reference, clean, length, [seq for _, seq in group])
+        for ((line, rid, count, hits), _), want in zip(group, wants):
             problem = _compare(want, count, hits)
             if problem:
                 problems.append((line, f"{display_name(results_path)}:{line}: read {rid}: {problem}"))
     return len(results), sorted(problems)
+
+
+def _true_hits(reference, clean, length: int, reads: list[np.ndarray]) -> list[list[tuple[str, int, str]]]:
+    """Every occurrence of each read (codes 0-3, all of one length; length 0: reads that match
+    nowhere) on both strands, in reference order."""
+    if not length:
+        return [[] for _ in reads]
+    text = reference.text
+    windows = _windows(text, clean, length)
+    codes = np.stack(reads)
+    starts, rows, strands = [], [], []
+    for strand, patterns in ((0, codes + 2), (1, 5 - codes[:, ::-1])):
+        s, r = _occurrences(text, windows, np.ascontiguousarray(patterns, np.uint8))
+        starts.append(s)
+        rows.append(r)
+        strands.append(np.full(s.size, strand, np.int64))
+    start, row, strand = np.concatenate(starts), np.concatenate(rows), np.concatenate(strands)
+    order = np.lexsort((strand, start, row))
+    start, row, strand = start[order], row[order], strand[order]
+    record, position = reference.to_record(start)
+    names = reference.names
+    hits = [(names[a], int(b), "+-"[c]) for a, b, c in zip(record.tolist(), position.tolist(), strand.tolist())]
+    edges = np.searchsorted(row, np.arange(len(reads) + 1))
+    return [hits[edges[k] : edges[k + 1]] for k in range(len(reads))]
 
 
 def _compare(want, count, hits) -> str:
