@@ -247,3 +247,15 @@ def test_default_index_name_and_reads_from_stdin(tmp_path):
     r = subprocess.run([sys.executable, "-m", "seqsift", "search", str(tmp_path / "lambda.ssx"), "-"], input=reads,
                        capture_output=True, check=True)
     assert r.stdout.decode().splitlines() == [f"a\t1\t{naive.read_records(genome)[0][0]}:100:+", "b\t0\t-"]
+
+
+def test_check_accepts_correct_results_for_awkward_reads(tmp_path, reference, rng):
+    """Empty reads, reads with N, lower case, repeats on both strands: search then check agree."""
+    ssx = index_of(tmp_path, reference)
+    reads = some_reads(reference[1], rng, 80) + ["", "acgtnacgt"]
+    path = reads_file(tmp_path, reads)
+    fasta = tmp_path / "ref.fa"
+    fasta.write_text("".join(f">{n}\n{s}\n" for n, s in reference[1]))
+    out = tmp_path / "out.tsv"
+    main(["search", str(ssx), str(path), "--max-hits", "2", "-o", str(out)])
+    assert main(["check", str(fasta), str(out), str(path)]) == 0

@@ -99,18 +99,23 @@ def check(reference_path, results_path, reads_path) -> tuple[int, list[tuple[int
     results = _read_results(results_path)
     by_length: dict[int, list[tuple[tuple, np.ndarray]]] = {}
     index = 0
-    for batch in read_reads(reads_path):
+    for batch in read_reads(reads_path, code_table=READ_CODE):
+        lengths = np.diff(batch.bounds)
+        worst = np.zeros(len(batch), np.uint8)  # the largest code of each read: > 3 means non-ACGT
+        nonempty = lengths > 0
+        if batch.codes.size:
+            worst[nonempty] = np.maximum.reduceat(batch.codes, batch.bounds[:-1][nonempty])
+        usable = nonempty & (worst <= 3) & (lengths < text.size)
         for i in range(len(batch)):
-            name = batch.name(i)
             if index >= len(results):
-                raise FormatError(display_name(results_path), 0, f"ends before read {name!r} of {display_name(reads_path)}")
+                raise FormatError(display_name(results_path), 0,
+                                  f"ends before read {batch.name(i)!r} of {display_name(reads_path)}")
             entry = results[index]
-            if entry[1] != name:
+            if entry[1] != batch.name(i):
                 raise FormatError(display_name(results_path), entry[0],
-                                  f"read {entry[1]!r} where {display_name(reads_path)} has {name!r}")
-            seq = READ_CODE[batch.seq[batch.bounds[i] : batch.bounds[i + 1]]]
-            usable = seq.size and not np.any(seq > 3) and seq.size < text.size
-            by_length.setdefault(seq.size if usable else 0, []).append((entry, seq))
+                                  f"read {entry[1]!r} where {display_name(reads_path)} has {batch.name(i)!r}")
+            seq = batch.codes[batch.bounds[i] : batch.bounds[i + 1]]
+            by_length.setdefault(int(lengths[i]) if usable[i] else 0, []).append((entry, seq))
             index += 1
     if index < len(results):
         raise FormatError(display_name(results_path), results[index][0],
