@@ -25,6 +25,7 @@ from seqsift.intrinsics import popcount64, prefetch
 SHORTCUT_NONE, SHORTCUT_RANK, SHORTCUT_VERIFY = 0, 1, 2
 _LOW32 = uint64(0xFFFFFFFF)
 _EMPTY, _LOOKUP, _SEARCH, _WALK, _CHECK = 0, 1, 2, 3, 4
+_CORRUPT = -2
 _SURVIVE = 4  # single-row steps before the verify shortcut walks: a random read rarely lasts 4
 
 
@@ -64,6 +65,21 @@ def _lf(blocks, C, r):
 def _sample(blocks, samples, row):
     blk = row >> 6
     return np.int64(samples[np.int64(blocks[blk, 7] + popcount64(blocks[blk, 6] & _below(row & 63)))])
+
+
+@njit(inline="always", nogil=True, boundscheck=False)
+def _walk_step(blocks, C, samples, sa_sample, base, row_of, steps_of, s):
+    """One LF step of walker s towards a marked row: its text position once there, -1 while still
+    walking (the next row's block prefetched), _CORRUPT past sa_sample steps (a corrupt index)."""
+    row = _lf(blocks, C, row_of[s])
+    if row < 0:
+        return _sample(blocks, samples, row_of[s]) + steps_of[s]
+    if steps_of[s] >= sa_sample:
+        return _CORRUPT
+    row_of[s] = row
+    steps_of[s] += 1
+    _touch(base, row)
+    return -1
 
 
 @njit(inline="always", nogil=True, boundscheck=False)
@@ -200,20 +216,15 @@ def search(blocks, C, n, table, k, packed, gap_starts, gap_ends, samples, sa_sam
                 j = 0
                 done = True
             elif state[s] == _WALK:
-                row = _lf(blocks, C, row_of[s])
-                if row < 0:  # the text position is known: fetch the reference bases before it
-                    p = _sample(blocks, samples, row_of[s]) + steps_of[s]
+                p = _walk_step(blocks, C, samples, sa_sample, base, row_of, steps_of, s)
+                if p == _CORRUPT:
+                    return -1
+                if p >= 0:  # the text position is known: fetch the reference bases before it
                     row_of[s] = p
                     state[s] = _CHECK
                     if p >= j:
                         prefetch(packed_base + uint64((p - j) >> 2))
                         prefetch(packed_base + uint64((p - 1) >> 2))
-                elif steps_of[s] >= sa_sample:
-                    return -1
-                else:
-                    row_of[s] = row
-                    steps_of[s] += 1
-                    _touch(base, row)
             elif hi - lo == 1 and shortcut == SHORTCUT_VERIFY and steps_of[s] >= _SURVIVE and j >= (sa_sample >> 1):
                 state[s] = _WALK
                 row_of[s] = lo
@@ -268,17 +279,13 @@ def locate(blocks, C, samples, sa_sample, rows, width, out):
                 active += 1
                 _touch(base, row_of[s])
                 continue
-            row = _lf(blocks, C, row_of[s])
-            if row < 0:
-                out[slot_k[s]] = _sample(blocks, samples, row_of[s]) + steps_of[s]
+            p = _walk_step(blocks, C, samples, sa_sample, base, row_of, steps_of, s)
+            if p == _CORRUPT:
+                return -1
+            if p >= 0:
+                out[slot_k[s]] = p
                 slot_k[s] = -1
                 active -= 1
-            elif steps_of[s] >= sa_sample:
-                return -1
-            else:
-                row_of[s] = row
-                steps_of[s] += 1
-                _touch(base, row)
         if active == 0 and next_k >= rows.size:
             return 0
 
