@@ -106,3 +106,56 @@ def alignment_score(q: str, t: str, score, gap_open: int, gap_extend: int, mode:
     if mode == "global":
         return H[m][n]
     return max(H[m]) if m else 0
+
+
+# -- signature scanning: a ClamAV hex signature as a Python regular expression ------------------
+def signature_regex(body: str) -> bytes:
+    """The regex of a hex signature body: every byte a character class of the values its mask
+    allows, gaps as .{n,m}, * as .*?, alternatives as (?:...|...)."""
+    import re
+
+    def byte(pair: str) -> bytes:
+        hi, lo = pair
+        values = [v for v in range(256) if (hi == "?" or v >> 4 == int(hi, 16)) and (lo == "?" or v & 15 == int(lo, 16))]
+        return b"[" + b"".join(re.escape(bytes([v])) for v in values) + b"]"
+
+    out, i = [], 0
+    while i < len(body):
+        c = body[i]
+        if c == "*":
+            out.append(b".*?")
+            i += 1
+        elif c == "{":
+            j = body.index("}", i)
+            lo, dash, hi = body[i + 1 : j].partition("-")
+            out.append(b".{%d,%s}" % (int(lo or 0), (hi if dash else lo or "0").encode()))
+            i = j + 1
+        elif c == "(":
+            j = body.index(")", i)
+            options = [b"".join(byte(o[k : k + 2]) for k in range(0, len(o), 2)) for o in body[i + 1 : j].split("|")]
+            out.append(b"(?:" + b"|".join(options) + b")")
+            i = j + 1
+        else:
+            out.append(byte(body[i : i + 2]))
+            i += 2
+    return b"".join(out)
+
+
+def signature_starts(data: bytes, body: str) -> list[int]:
+    """Every start offset where the signature matches: a zero-width lookahead of its regex,
+    which the regex engine tries at every position."""
+    import re
+
+    rx = re.compile(b"(?=" + signature_regex(body) + b")", re.DOTALL)
+    return [m.start() for m in rx.finditer(data)]
+
+
+def signature_matches(data: bytes, body: str, offset: str = "*") -> bool:
+    """Whether the signature matches data with its first byte where the offset rule allows."""
+    starts = signature_starts(data, body)
+    if offset == "*":
+        return bool(starts)
+    eof = offset.startswith("EOF-")
+    n, _, m = offset[4 if eof else 0 :].partition(",")
+    lo = len(data) - int(n) if eof else int(n)
+    return any(lo <= s <= lo + int(m or 0) for s in starts)

@@ -70,3 +70,16 @@ def prefetch(typingctx, address):
         return context.get_dummy_value()
 
     return sig, codegen
+
+
+@intrinsic
+def load_u64(typingctx, address):
+    """The 8 bytes at address as a little-endian uint64 (unaligned load): the signature
+    scanner's prefilter probes an 8-byte window with one load."""
+    sig = types.uint64(types.uint64)
+
+    def codegen(context, builder, signature, args):
+        i64 = ir.IntType(64)
+        return builder.load(builder.inttoptr(args[0], i64.as_pointer()), align=1)
+
+    return sig, codegen

@@ -1,0 +1,179 @@
+"""CPU kernels of the scanner: the filters (seed table, stride prefilter) and the verifier.
+
+Kernels take a padded buffer: PAD bytes before and after the data, so a window or a tag read
+near either end stays inside the array (what it reads there is checked away by verification).
+Positions passed in and out are indices into the padded array. A filter writes at most
+len(out) candidates and returns (count, where it stopped), so the caller resumes with a new
+output array instead of guessing a size.
+"""
+
+from __future__ import annotations
+
+from numba import njit, uint32, uint64
+
+from seqsift.intrinsics import load_u64
+
+PAD = 8
+_HASH = uint64(0x9E3779B97F4A7C15)
+
+
+@njit(nogil=True, boundscheck=False, cache=True)
+def table_filter(data, lo, hi, starts, tags, masks, bitmap, bitmap_shift, out_pos, out_entry):
+    """The seed's filter: for every key position i in [lo, hi) (key data[i:i+2], tag data[i-4:i]),
+    each entry of bucket key whose tag matches becomes a candidate (i - 4, entry). With a bitmap
+    (bitmap_shift > 0) the hashed 6-byte window must be present first."""
+    base = uint64(data.ctypes.data)
+    cap = out_pos.size
+    n = 0
+    i = lo
+    while i < hi:
+        w = load_u64(base + uint64(i - 4))
+        if bitmap_shift > 0:
+            h = ((w << uint64(16)) * _HASH) >> uint64(bitmap_shift)
+            if (bitmap[h >> uint64(6)] >> (h & uint64(63))) & uint64(1) == 0:
+                i += 1
+                continue
+        key = (w >> uint64(32)) & uint64(0xFFFF)
+        tag = uint32(w & uint64(0xFFFFFFFF))
+        e0, e1 = starts[key], starts[key + 1]
+        if e1 - e0 > cap - n:
+            return n, i
+        for e in range(e0, e1):
+            if (tag & masks[e]) == tags[e]:
+                out_pos[n] = i - 4
+                out_entry[n] = e
+                n += 1
+        i += 1
+    return n, hi
+
+
+@njit(nogil=True, boundscheck=False, cache=True)
+def stride_filter(data, lo, hi, stride, bitmap, bitmap_shift, bucket_shift, starts, values, out_pos, out_entry):
+    """Probe positions lo, lo+stride, ... < hi with the 8 bytes there: bitmap of hashed windows
+    first, then the hash bucket's exact 8-byte values. Candidates are (position, entry)."""
+    base = uint64(data.ctypes.data)
+    cap = out_pos.size
+    n = 0
+    i = lo
+    while i < hi:
+        w = load_u64(base + uint64(i))
+        h = w * _HASH
+        b = h >> uint64(bitmap_shift)
+        if (bitmap[b >> uint64(6)] >> (b & uint64(63))) & uint64(1) != 0:
+            k = h >> uint64(bucket_shift)
+            e0, e1 = starts[k], starts[k + 1]
+            if e1 - e0 > cap - n:
+                return n, i
+            for e in range(e0, e1):
+                if values[e] == w:
+                    out_pos[n] = i
+                    out_entry[n] = e
+                    n += 1
+        i += stride
+    return n, hi
+
+
+@njit(nogil=True, boundscheck=False, cache=True)
+def match_piece(data, start, end, p, prog, cur, nxt):
+    """The least end of piece p matched at data[start:], inside data[:end]; -1 when it does not
+    match. cur/nxt hold the sorted set of positions the piece may have reached so far (gaps and
+    uneven alternatives widen it)."""
+    kind, a, b, opt_lo, opt_len, opt_val, opt_mask, piece_ops = prog
+    cur[0] = start
+    nc = 1
+    for j in range(piece_ops[p], piece_ops[p + 1]):
+        k = kind[j]
+        nn = 0
+        if k == 0:
+            v = a[j]
+            m = b[j]
+            for t in range(nc):
+                q = cur[t]
+                if q < end and (data[q] & m) == v:
+                    nxt[nn] = q + 1
+                    nn += 1
+        elif k == 1:
+            last = -1
+            for t in range(nc):
+                x0 = max(cur[t] + a[j], last + 1)
+                x1 = min(cur[t] + b[j], end)
+                for x in range(x0, x1 + 1):
+                    nxt[nn] = x
+                    nn += 1
+                if x1 > last:
+                    last = x1
+        else:
+            for t in range(nc):
+                q = cur[t]
+                for o in range(a[j], a[j] + b[j]):
+                    length = opt_len[o]
+                    if q + length > end:
+                        continue
+                    s = opt_lo[o]
+                    ok = True
+                    for u in range(length):
+                        if (data[q + u] & opt_mask[s + u]) != opt_val[s + u]:
+                            ok = False
+                            break
+                    if ok:
+                        nxt[nn] = q + length
+                        nn += 1
+            nn = _sort_unique(nxt, nn)
+        if nn == 0:
+            return -1
+        for t in range(nn):
+            cur[t] = nxt[t]
+        nc = nn
+    return cur[0]
+
+
+@njit(nogil=True, boundscheck=False, cache=True)
+def _sort_unique(x, n):
+    for i in range(1, n):
+        v = x[i]
+        j = i - 1
+        while j >= 0 and x[j] > v:
+            x[j + 1] = x[j]
+            j -= 1
+        x[j + 1] = v
+    m = 0
+    for i in range(n):
+        if m == 0 or x[i] != x[m - 1]:
+            x[m] = x[i]
+            m += 1
+    return m
+
+
+@njit(nogil=True, boundscheck=False, cache=True)
+def verify(data, first, last, piece, seg_lo, seg_hi, prog, cur, nxt, out_index, out_start, out_end):
+    """For candidate c: every piece start in [first[c], last[c]] within its object [seg_lo[c],
+    seg_hi[c]) where the whole piece matches; out_* must hold sum(last - first + 1) rows."""
+    n = 0
+    for c in range(first.size):
+        s0 = max(first[c], seg_lo[c])
+        for s in range(s0, last[c] + 1):
+            e = match_piece(data, s, seg_hi[c], piece[c], prog, cur, nxt)
+            if e >= 0:
+                out_index[n] = c
+                out_start[n] = s
+                out_end[n] = e
+                n += 1
+    return n
+
+
+@njit(nogil=True, boundscheck=False, cache=True)
+def sweep(data, lo, hi, pieces, prog, cur, nxt, out_piece, out_start, out_end):
+    """Pieces with no fixed run to index, tried at every start in [lo, hi); returns the count
+    written, or -1 when out_* is too small (the caller grows it and repeats)."""
+    n = 0
+    for s in range(lo, hi):
+        for p in pieces:
+            e = match_piece(data, s, hi, p, prog, cur, nxt)
+            if e >= 0:
+                if n == out_piece.size:
+                    return -1
+                out_piece[n] = p
+                out_start[n] = s
+                out_end[n] = e
+                n += 1
+    return n

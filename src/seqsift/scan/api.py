@@ -1,0 +1,58 @@
+"""Public scanning API: `seqsift.scan(sources, signatures)`; the CLI goes through the same Scanner."""
+
+from __future__ import annotations
+
+import os
+from typing import Iterable, Union
+
+from seqsift.errors import UsageError
+from seqsift.scan.objects import ScanObject, walk
+from seqsift.scan.pipeline import DEFAULT_BUFFER, Scanner
+from seqsift.scan.results import ObjectResult
+from seqsift.scan.signatures import SignatureSet, from_strings, load_databases
+
+Source = Union[str, os.PathLike, bytes, bytearray, memoryview]
+
+
+def as_signatures(signatures) -> SignatureSet:
+    """A SignatureSet from one: a SignatureSet, database path(s), or a list of hex strings /
+    (name, hex) pairs / .ndb lines."""
+    if isinstance(signatures, SignatureSet):
+        return signatures
+    if isinstance(signatures, (str, os.PathLike)):
+        return load_databases([signatures])
+    items = list(signatures)
+    if items and all(isinstance(s, (str, os.PathLike)) and os.path.exists(s) for s in items):
+        return load_databases(items)
+    return from_strings(items)
+
+
+def objects_of(sources: Iterable[Source], recursive: bool, errors: list[tuple[str, str]]):
+    """ScanObjects in order: in-memory sources named <memory:k>, paths walked (errors collected)."""
+    report = lambda path, why: errors.append((path, why))  # noqa: E731
+    index = 0
+    for k, source in enumerate(sources):
+        if isinstance(source, (bytes, bytearray, memoryview)):
+            yield ScanObject(index, f"<memory:{k}>", None, data=memoryview(source).cast("B"))
+            index += 1
+            continue
+        if not isinstance(source, (str, os.PathLike)):
+            raise UsageError(f"cannot scan a {type(source).__name__}: give paths or bytes")
+        for shown, path in walk([os.fspath(source)], recursive, report):
+            yield ScanObject(index, shown, path)
+            index += 1
+
+
+def scan(sources: Source | Iterable[Source], signatures, *, recursive: bool = False, backend: str = "auto",
+         threads: int | None = None, buffer_size: int = DEFAULT_BUFFER, filter: str = "stride",
+         verify: bool = True) -> list[ObjectResult]:
+    """Every (object, signature) match: one ObjectResult per object scanned, in order, each with
+    its matches (signature name, count, first offsets). Unreadable paths are skipped and listed
+    in the result with `error` set."""
+    if isinstance(sources, (str, os.PathLike, bytes, bytearray, memoryview)):
+        sources = [sources]
+    errors: list[tuple[str, str]] = []
+    with Scanner(as_signatures(signatures), backend=backend, threads=threads, buffer_size=buffer_size,
+                 filter=filter, verify=verify) as scanner:
+        results = list(scanner.scan(objects_of(sources, recursive, errors), lambda p, w: errors.append((p, w))))
+    return results + [ObjectResult(path, 0, [], why) for path, why in errors]

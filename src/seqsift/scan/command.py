@@ -1,0 +1,158 @@
+"""`seqsift scan`: signature scanning in clamscan's output form (argument parsing and output only)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+
+from seqsift import __version__
+from seqsift.errors import UsageError
+from seqsift.io.writers import atomic_output
+from seqsift.scan.api import objects_of
+from seqsift.scan.engine import DEFAULT_STRIDE, FILTERS
+from seqsift.scan.objects import STDIN, spool_stdin
+from seqsift.scan.pipeline import DEFAULT_BUFFER, MIN_BUFFERS, Scanner
+from seqsift.scan.signatures import load_databases
+
+EXIT_CLEAN, EXIT_FOUND = 0, 1
+
+
+def add_parser(sub, parent: argparse.ArgumentParser) -> None:
+    from seqsift.cli import parse_size, positive_int
+
+    p = sub.add_parser(
+        "scan",
+        parents=[parent],
+        help="scan files for signatures (ClamAV .ndb or hex lists): filter, then verify",
+        description="Report every (file, signature) match as clamscan --allmatch does: 'path: Name FOUND'. "
+        "Exit status: 0 nothing found, 1 found, 2 error (unreadable files are reported and skipped).",
+    )
+    p.add_argument("paths", metavar="PATH", nargs="*", help="files or directories (with -r); - or none reads standard input")
+    p.add_argument("--db", "-d", action="append", required=True, metavar="FILE",
+                   help="signature database: ClamAV .ndb, or one hex signature per line (repeatable)")
+    p.add_argument("-r", "--recursive", action="store_true", help="scan directories recursively")
+    p.add_argument("--json", action="store_true", help="JSON Lines: one object per match, with offsets")
+    p.add_argument("--no-summary", action="store_true", help="omit the closing summary")
+    p.add_argument("--stats", action="store_true", help="print per-stage times, candidates and table statistics on stderr")
+    p.add_argument("--buffer-size", type=parse_size, default=DEFAULT_BUFFER, metavar="SIZE",
+                   help="bytes per buffer files are packed into (default: 8M)")
+    p.add_argument("--buffers", type=positive_int, default=MIN_BUFFERS,
+                   help="rotating buffers; 1 runs fill, filter and verify one after another (default: %(default)s)")
+    p.add_argument("--filter", choices=FILTERS, default="stride",
+                   help="CPU filter: stride (fast prefilter) or table (the seed's key + tag table at every byte) "
+                   "(default: %(default)s)")
+    p.add_argument("--stride", type=positive_int, default=DEFAULT_STRIDE, help=argparse.SUPPRESS)
+    p.add_argument("--no-verify", action="store_true",
+                   help="report raw filter candidates ('CANDIDATE') instead of verified matches")
+    p.add_argument("--block-threshold", type=int, metavar="N",
+                   help="a buffer with more filter candidates is verified by one full CPU pass "
+                   "(default: buffer bytes / 64)")
+    p.add_argument("--object-threshold", type=int, metavar="N",
+                   help="an object part with more candidates is rescanned whole on the CPU "
+                   "(default: 4096 + its bytes / 16)")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from seqsift.cli import EXIT_ERROR
+
+    for name in ("block_threshold", "object_threshold"):
+        if getattr(args, name) is not None and getattr(args, name) < 0:
+            raise UsageError(f"--{name.replace('_', '-')} must be at least 0")
+    started = time.perf_counter()
+    signatures = load_databases(args.db)
+    paths = args.paths or [STDIN]
+    errors = 0
+
+    def report(path: str, why: str) -> None:
+        nonlocal errors
+        errors += 1
+        sys.stderr.write(f"seqsift scan: {path}: {why}\n")
+
+    spooled = spool_stdin() if STDIN in paths else None
+    found_files = 0
+    try:
+        sources = [spooled if p == STDIN else p for p in paths]
+        with Scanner(signatures, backend=args.backend, threads=args.threads, buffer_size=args.buffer_size,
+                     buffers=args.buffers, filter=args.filter, stride=args.stride, verify=not args.no_verify,
+                     block_threshold=args.block_threshold, object_threshold=args.object_threshold) as scanner, \
+                atomic_output(args.output) as out:
+            _load_report(args, scanner)
+            if args.json:
+                out.write(_json({"seqsift": __version__, "command": ["seqsift", *sys.argv[1:]],
+                                 "backend": scanner.backend, "signatures": len(signatures)}))
+            word = "CANDIDATE" if args.no_verify else "FOUND"
+            collected: list = []
+            for result in scanner.scan(objects_of(sources, args.recursive, collected), report):
+                path = "(standard input)" if spooled and result.path == spooled else result.path
+                if result.error:
+                    report(path, result.error)
+                    continue
+                if result.matches:
+                    found_files += 1
+                for m in result.matches:
+                    if args.json:
+                        out.write(_json({"path": path, "signature": m.name, "count": m.count, "offsets": m.offsets}))
+                    else:
+                        out.write(f"{path}: {m.name} {word}\n".encode(errors="surrogateescape"))
+            for path, why in collected:
+                report(path, why)
+            if not args.no_summary:
+                out.write(_summary(args, scanner, found_files, time.perf_counter() - started))
+        if args.stats:
+            sys.stderr.write(_stats(scanner))
+    finally:
+        if spooled:
+            os.unlink(spooled)
+    return EXIT_ERROR if errors else EXIT_FOUND if found_files else EXIT_CLEAN
+
+
+def _json(obj: dict) -> bytes:
+    return json.dumps(obj, separators=(",", ":")).encode() + b"\n"
+
+
+def _load_report(args, scanner: Scanner) -> None:
+    from seqsift.cli import warn
+
+    pieces = scanner.stats.pieces
+    cpu_only = pieces["short_cpu"] + pieces["sweep_cpu"]
+    if cpu_only:
+        warn(args, f"{cpu_only} signature parts have no fixed run of 6 bytes: they go to the CPU path "
+                   f"({pieces['sweep_cpu']} of them, with under 2 fixed bytes, are tried at every byte)")
+
+
+def _summary(args, scanner: Scanner, infected: int, seconds: float) -> bytes:
+    s = scanner.stats
+    if args.json:
+        return _json({"summary": {"signatures": s.signatures, "files": s.files, "bytes": s.bytes,
+                                  "infected_files": infected, "seconds": round(seconds, 3)}})
+    return (
+        "\n----------- SCAN SUMMARY -----------\n"
+        f"Known viruses: {s.signatures}\n"
+        f"Engine version: seqsift {__version__} ({scanner.backend})\n"
+        f"Scanned files: {s.files}\n"
+        f"Infected files: {infected}\n"
+        f"Data scanned: {s.bytes / 1e6:.2f} MB\n"
+        f"Time: {seconds:.3f} sec\n"
+    ).encode()
+
+
+def _stats(scanner: Scanner) -> str:
+    s = scanner.stats
+    mb = s.bytes / 1e6
+    lines = [
+        "seqsift scan stats:",
+        f"  signatures {s.signatures}; parts {s.pieces}",
+        f"  key+tag table: {s.table['entries']} entries, {s.table['keys_used']} keys used, largest bucket "
+        f"{s.table['largest_bucket']}; a one-entry-per-key table would lose {s.table['one_per_key_lost']}",
+        f"  {s.files} files, {mb:.2f} MB in {s.buffers} buffers; {s.candidates} filter candidates, "
+        f"{s.checks} starts verified, {s.verified} confirmed",
+        f"  thresholds: block {scanner.block_threshold} ({s.block_fallbacks} buffers to the full pass), "
+        f"object fallbacks {s.object_fallbacks}",
+        "  seconds: " + ", ".join(f"{k} {v:.3f}" for k, v in s.seconds.items()) + f", wall {s.wall:.3f}"
+        + (f" ({mb / s.wall:.1f} MB/s)" if s.wall > 0 else ""),
+    ]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,102 @@
+"""`seqsift scan` end to end: clamscan's output form, JSON offsets, exit codes, files it must skip,
+bad databases."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from seqsift.cli import main
+
+SIG = bytes(range(0x30, 0x50))
+
+
+@pytest.fixture
+def tree(tmp_path):
+    root = tmp_path / "tree"
+    (root / "sub").mkdir(parents=True)
+    (root / "clean.bin").write_bytes(b"\x00" * 1000)
+    (root / "sub" / "bad.bin").write_bytes(b"\x01" * 50 + SIG + b"\x02" * 10 + SIG)
+    (root / "sub" / "empty").write_bytes(b"")
+    db = tmp_path / "sigs.ndb"
+    db.write_text(f"# test database\nTest.Sig-1:0:*:{SIG.hex()}\nTest.Wild:0:*:{SIG[:8].hex()}??{SIG[9:20].hex()}\n"
+                  "Test.Absent:0:*:ffeeddccbbaa99887766\n")
+    return root, db
+
+
+def test_clamscan_form_and_exit_codes(tree, capsys):
+    root, db = tree
+    assert main(["scan", "--db", str(db), "-r", str(root), "-q"]) == 1
+    out = capsys.readouterr().out
+    bad = os.path.join(str(root), "sub", "bad.bin")
+    assert f"{bad}: Test.Sig-1 FOUND\n{bad}: Test.Wild FOUND\n" in out
+    assert "Scanned files: 3\n" in out and "Infected files: 1\n" in out and "Known viruses: 3\n" in out
+    assert main(["scan", "--db", str(db), "--no-summary", str(root / "clean.bin")]) == 0
+    assert capsys.readouterr().out == ""
+
+
+def test_json_offsets(tree, capsys):
+    root, db = tree
+    assert main(["scan", "--db", str(db), "--json", "-q", str(root / "sub" / "bad.bin")]) == 1
+    lines = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+    assert lines[0]["signatures"] == 3
+    assert {"path": str(root / "sub" / "bad.bin"), "signature": "Test.Sig-1", "count": 2, "offsets": [50, 92]} in lines
+    assert lines[-1]["summary"]["infected_files"] == 1
+
+
+def test_directory_without_r_and_files_to_skip(tree, capsys, tmp_path):
+    root, db = tree
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    loop = tmp_path / "loop"
+    os.symlink(loop, loop)
+    code = main(["scan", "--db", str(db), "--no-summary", str(root), str(fifo), str(loop), str(tmp_path / "missing"),
+                 str(root / "sub" / "bad.bin")])
+    captured = capsys.readouterr()
+    assert code == 2  # errors were reported, the scan went on
+    assert "is a directory (use -r" in captured.err
+    assert "is a fifo" in captured.err and "symlink loop" in captured.err and "no such file" in captured.err
+    assert "bad.bin: Test.Sig-1 FOUND" in captured.out
+
+
+def test_stats_report_stages_and_table(tree, capsys):
+    root, db = tree
+    main(["scan", "--db", str(db), "--stats", "-r", str(root)])
+    err = capsys.readouterr().err
+    for word in ("key+tag table", "largest bucket", "one-entry-per-key table would lose", "fill", "filter", "verify"):
+        assert word in err
+
+
+def test_malformed_database_is_exit_2_and_no_output(tree, tmp_path, capsys):
+    root, db = tree
+    bad = tmp_path / "bad.ndb"
+    bad.write_text("Ok:0:*:4d5a9000\nBroken:0:*:4d5az0\n")
+    out = tmp_path / "out.txt"
+    assert main(["scan", "--db", str(db), "--db", str(bad), "-o", str(out), str(root / "clean.bin")]) == 2
+    assert f"{bad}:2:" in capsys.readouterr().err
+    assert not out.exists() and not list(tmp_path.glob(".out.txt*"))
+
+
+def test_standard_input_and_eof_offset(tmp_path):
+    db = tmp_path / "eof.ndb"
+    db.write_text(f"Tail:0:EOF-{len(SIG)}:{SIG.hex()}\n")
+    run = subprocess.run([sys.executable, "-m", "seqsift", "scan", "--db", str(db), "--no-summary", "-"],
+                         input=b"xyz" + SIG, capture_output=True)
+    assert run.returncode == 1 and run.stdout == b"(standard input): Tail FOUND\n"
+    run = subprocess.run([sys.executable, "-m", "seqsift", "scan", "--db", str(db), "--no-summary"],
+                         input=b"xyz" + SIG + b"!", capture_output=True)
+    assert run.returncode == 0 and run.stdout == b""
+
+
+def test_no_verify_and_filter_switches(tree, capsys):
+    root, db = tree
+    bad = str(root / "sub" / "bad.bin")
+    assert main(["scan", "--db", str(db), "--no-summary", "--no-verify", bad]) == 1
+    assert "Test.Sig-1 CANDIDATE" in capsys.readouterr().out
+    assert main(["scan", "--db", str(db), "--no-summary", "--filter", "table", "--buffers", "1",
+                 "--buffer-size", "1K", bad]) == 1
+    assert "Test.Sig-1 FOUND" in capsys.readouterr().out
+    assert main(["scan", "--db", str(db), "--buffer-size", "16", bad]) == 2
+    assert "too small" in capsys.readouterr().err
