@@ -9,30 +9,56 @@ output array instead of guessing a size.
 
 from __future__ import annotations
 
+import numpy as np
 from numba import njit, uint32, uint64
 
 from seqsift.intrinsics import load_u64
 
 PAD = 8
 _HASH = uint64(0x9E3779B97F4A7C15)
+_SALT = uint64(0x5BD1E9955BD1E995)
+
+
+@njit(inline="always", nogil=True)
+def window_hash(w):
+    """A hash of an 8-byte window: fold the high bits down before the multiply, so windows that
+    differ only in their top bytes (common in binaries) still spread; salt so zero does not hash
+    to zero."""
+    return ((w ^ (w >> uint64(29))) ^ _SALT) * _HASH
+
+
+@njit(nogil=True, cache=True)
+def hash_windows(values):
+    """window_hash of each value (the tables are built with the kernels' own hash)."""
+    out = np.empty(values.size, np.uint64)
+    for k in range(values.size):
+        out[k] = window_hash(values[k])
+    return out
+
+
+@njit(inline="always", nogil=True, boundscheck=False)
+def bloom_test(bloom, word_shift, h):
+    """Blocked Bloom filter: the top bits of the hash h pick a 64-bit word, three 6-bit fields
+    below them pick the bits that must all be set (one memory access per probe)."""
+    mask = (uint64(1) << ((h >> uint64(26)) & uint64(63))) | (uint64(1) << ((h >> uint64(32)) & uint64(63))) \
+        | (uint64(1) << ((h >> uint64(38)) & uint64(63)))
+    return (bloom[h >> uint64(word_shift)] & mask) == mask
 
 
 @njit(nogil=True, boundscheck=False, cache=True)
-def table_filter(data, lo, hi, starts, tags, masks, bitmap, bitmap_shift, out_pos, out_entry):
+def table_filter(data, lo, hi, starts, tags, masks, bloom, bloom_shift, out_pos, out_entry):
     """The seed's filter: for every key position i in [lo, hi) (key data[i:i+2], tag data[i-4:i]),
-    each entry of bucket key whose tag matches becomes a candidate (i - 4, entry). With a bitmap
-    (bitmap_shift > 0) the hashed 6-byte window must be present first."""
+    each entry of bucket key whose tag matches becomes a candidate (i - 4, entry). With a Bloom
+    filter (bloom_shift > 0) the hashed 6-byte window must be present in it first."""
     base = uint64(data.ctypes.data)
     cap = out_pos.size
     n = 0
     i = lo
     while i < hi:
         w = load_u64(base + uint64(i - 4))
-        if bitmap_shift > 0:
-            h = ((w << uint64(16)) * _HASH) >> uint64(bitmap_shift)
-            if (bitmap[h >> uint64(6)] >> (h & uint64(63))) & uint64(1) == 0:
-                i += 1
-                continue
+        if bloom_shift > 0 and not bloom_test(bloom, bloom_shift, window_hash(w << uint64(16))):
+            i += 1
+            continue
         key = (w >> uint64(32)) & uint64(0xFFFF)
         tag = uint32(w & uint64(0xFFFFFFFF))
         e0, e1 = starts[key], starts[key + 1]
@@ -48,18 +74,17 @@ def table_filter(data, lo, hi, starts, tags, masks, bitmap, bitmap_shift, out_po
 
 
 @njit(nogil=True, boundscheck=False, cache=True)
-def stride_filter(data, lo, hi, stride, bitmap, bitmap_shift, bucket_shift, starts, values, out_pos, out_entry):
-    """Probe positions lo, lo+stride, ... < hi with the 8 bytes there: bitmap of hashed windows
-    first, then the hash bucket's exact 8-byte values. Candidates are (position, entry)."""
+def stride_filter(data, lo, hi, stride, bloom, bloom_shift, bucket_shift, starts, values, out_pos, out_entry):
+    """Probe positions lo, lo+stride, ... < hi with the 8 bytes there: the Bloom filter of hashed
+    windows first, then the hash bucket's exact 8-byte values. Candidates are (position, entry)."""
     base = uint64(data.ctypes.data)
     cap = out_pos.size
     n = 0
     i = lo
     while i < hi:
         w = load_u64(base + uint64(i))
-        h = w * _HASH
-        b = h >> uint64(bitmap_shift)
-        if (bitmap[b >> uint64(6)] >> (b & uint64(63))) & uint64(1) != 0:
+        h = window_hash(w)
+        if bloom_test(bloom, bloom_shift, h):
             k = h >> uint64(bucket_shift)
             e0, e1 = starts[k], starts[k + 1]
             if e1 - e0 > cap - n:

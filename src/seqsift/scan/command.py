@@ -141,6 +141,7 @@ def _summary(args, scanner: Scanner, infected: int, seconds: float) -> bytes:
 
 
 def _stats(scanner: Scanner) -> str:
+    scanner.table_stats()
     s = scanner.stats
     mb = s.bytes / 1e6
     lines = [

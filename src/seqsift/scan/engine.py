@@ -4,7 +4,7 @@ candidates become verified piece occurrences.
 Routing by anchor length (bytes of the piece's longest exact run):
 - >= 6: the seed's key + tag table (`filter="table"`, what the GPU runs and the Lab shows);
   with the default `filter="stride"`, anchors of at least 7 + stride bytes go to the stride
-  prefilter instead and the rest to the table behind a bitmap;
+  prefilter instead and the rest to the table behind a Bloom filter;
 - 2-5: the short table (same kernel, missing tag bytes masked), CPU only;
 - 0-1: no run to index: tried at every position (reported at load; slow by nature).
 Every path ends in the same verifier, so the verified occurrences do not depend on the filter.
@@ -26,7 +26,7 @@ from seqsift.scan.table import (TAG, KeyTagTable, StrideFilter, build_key_tag_ta
 
 FILTERS = ("stride", "table")
 DEFAULT_STRIDE = 8
-TABLE_BITMAP_BITS = 22
+TABLE_BLOOM_BITS = 16  # Bloom filter bits per entry in front of the table (stride mode)
 _MIN_SPLIT = 1 << 16  # below this many bytes a buffer is filtered by one thread
 
 
@@ -77,7 +77,7 @@ class Engine:
             strided = n[long]
             mid = n[~long & (anchor >= TAG + 2)]
             self.stride_filter = build_stride_filter(prog, strided, stride) if strided.size else None
-            self.mid_table = build_key_tag_table(prog, mid, TABLE_BITMAP_BITS) if mid.size else None
+            self.mid_table = build_key_tag_table(prog, mid, TABLE_BLOOM_BITS) if mid.size else None
         self._scratch = [self._new_scratch() for _ in range(max(threads, 1))]
 
     @property
@@ -96,14 +96,14 @@ class Engine:
         """Raw candidates (tag position, entry) of a key+tag table for the key positions in
         [lo, hi - 1) of the padded buffer, in position order: what the seed's filter reports and
         the GPU must reproduce."""
-        tail = (table.starts, table.tags, table.masks, table.bitmap, table.bitmap_shift)
+        tail = (table.starts, table.tags, table.masks, table.bloom, table.bloom_shift)
         largest = int(np.diff(table.starts).max(initial=0))
         parts = self._split(lo, max(hi - 1, lo), 1)
         return _concat(self._map(lambda r: _drain(_cpu.table_filter, buf, *r, tail, largest), parts))
 
     def stride_candidates(self, buf: np.ndarray, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
         f = self.stride_filter
-        tail = (f.stride, f.bitmap, f.bitmap_shift, f.bucket_shift, f.starts, f.values)
+        tail = (f.stride, f.bloom, f.bloom_shift, f.bucket_shift, f.starts, f.values)
         largest = int(np.diff(f.starts).max(initial=0))
         parts = self._split(lo, hi, f.stride)
         return _concat(self._map(lambda r: _drain(_cpu.stride_filter, buf, *r, tail, largest), parts))

@@ -101,7 +101,12 @@ class Scanner:
             "short_cpu": int(eng.short_pieces.size),
             "sweep_cpu": int(eng.sweep_pieces.size),
         }
-        self.stats.table = eng.seed_table.stats.as_dict()
+
+    def table_stats(self) -> dict:
+        """The seed table's statistics (building it on first use, in stride mode too)."""
+        if not self.stats.table:
+            self.stats.table = self.engine.seed_table.stats.as_dict()
+        return self.stats.table
 
     def close(self) -> None:
         if self.pool is not None:

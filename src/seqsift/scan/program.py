@@ -57,47 +57,59 @@ class Program:
 
 
 def compile_program(signatures: SignatureSet) -> Program:
-    kind, a, b = [], [], []
+    a_parts: list[np.ndarray] = []  # op_a per piece; literal pieces are their bytes, viewed, not copied
+    coded: list[tuple[int, list, list]] = []  # (piece, kinds, op_b) of the pieces that are not literal
     opt_lo, opt_len, opt_val, opt_mask = [], [], [], []
-    piece_ops, piece_sig, piece_rank, piece_max = [0], [], [], []
-    anchor_len, prefix_min, prefix_max, anchors = [], [], [], []
-    sig_first, sig_pieces, gap_after, offset_kind, offset, shift = [], [], [], [], [], []
+    piece_sig, piece_rank, piece_max, prefix_min, prefix_max, anchors, gap_after = [], [], [], [], [], [], []
+    sig_pieces, offset_kind, offset, shift = [], [], [], []
     for s, sig in enumerate(signatures.signatures):
-        sig_first.append(len(piece_sig))
         sig_pieces.append(len(sig.pieces))
         offset_kind.append(sig.offset_kind)
         offset.append(sig.offset)
         shift.append(sig.shift)
         for k, piece in enumerate(sig.pieces):
-            for e in piece.elements:
-                if e[0] == "byte":
-                    kind.append(BYTE), a.append(e[1]), b.append(e[2])
-                elif e[0] == "gap":
-                    kind.append(GAP), a.append(e[1]), b.append(e[2])
-                else:
-                    kind.append(ALT), a.append(len(opt_lo)), b.append(len(e[1]))
-                    for option in e[1]:
-                        opt_lo.append(len(opt_val))
-                        opt_len.append(len(option))
-                        opt_val.extend(v for v, _ in option)
-                        opt_mask.extend(m for _, m in option)
-            piece_ops.append(len(kind))
+            if piece.literal is not None:
+                a_parts.append(np.frombuffer(piece.literal, np.uint8))
+                run, lo, hi = piece.literal, 0, 0
+            else:
+                kinds, op_a, op_b = [], [], []
+                for e in piece.elements:
+                    if e[0] == "alt":
+                        kinds.append(ALT), op_a.append(len(opt_lo)), op_b.append(len(e[1]))
+                        for option in e[1]:
+                            opt_lo.append(len(opt_val))
+                            opt_len.append(len(option))
+                            opt_val.extend(v for v, _ in option)
+                            opt_mask.extend(m for _, m in option)
+                    else:
+                        kinds.append(BYTE if e[0] == "byte" else GAP), op_a.append(e[1]), op_b.append(e[2])
+                coded.append((len(piece_sig), kinds, op_b))
+                a_parts.append(np.asarray(op_a, np.int64))
+                run, lo, hi = _anchor(piece.elements)
             piece_sig.append(s)
             piece_rank.append(k)
             piece_max.append(piece.max_len)
-            run, lo, hi = _anchor(piece.elements)
             anchors.append(run)
-            anchor_len.append(len(run))
             prefix_min.append(lo)
             prefix_max.append(hi)
             gap_after.append(sig.gaps[k] if k < len(sig.gaps) else 0)
     i32 = lambda x: np.asarray(x, np.int32)  # noqa: E731
+    lengths = np.fromiter(map(len, a_parts), np.int64, len(a_parts))
+    piece_ops = np.zeros(len(a_parts) + 1, np.int32)
+    np.cumsum(lengths, out=piece_ops[1:])
+    op_a = np.concatenate(a_parts).astype(np.int32) if a_parts else np.zeros(0, np.int32)
+    op_kind = np.full(op_a.size, BYTE, np.uint8)
+    op_b = np.full(op_a.size, 0xFF, np.int32)
+    for p, kinds, bs in coded:
+        op_kind[piece_ops[p] : piece_ops[p + 1]] = kinds
+        op_b[piece_ops[p] : piece_ops[p + 1]] = bs
+    sig_first = np.zeros(len(sig_pieces), np.int32)
+    np.cumsum(sig_pieces[:-1], out=sig_first[1:])
     return Program(
-        np.asarray(kind, np.uint8), i32(a), i32(b), i32(opt_lo), i32(opt_len),
-        np.asarray(opt_val, np.uint8), np.asarray(opt_mask, np.uint8),
-        i32(piece_ops), i32(piece_sig), i32(piece_rank), i32(piece_max), i32(anchor_len),
+        op_kind, op_a, op_b, i32(opt_lo), i32(opt_len), np.asarray(opt_val, np.uint8), np.asarray(opt_mask, np.uint8),
+        piece_ops, i32(piece_sig), i32(piece_rank), i32(piece_max), np.fromiter(map(len, anchors), np.int32, len(anchors)),
         i32(prefix_min), i32(prefix_max), anchors,
-        i32(sig_first), i32(sig_pieces), np.asarray(gap_after, np.int64),
+        sig_first, i32(sig_pieces), np.asarray(gap_after, np.int64),
         np.asarray(offset_kind, np.int8), np.asarray(offset, np.int64), np.asarray(shift, np.int64),
     )
 

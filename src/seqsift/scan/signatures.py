@@ -22,6 +22,7 @@ ANY_OFFSET, FROM_START, FROM_EOF = 0, 1, 2
 # A longer bounded span would need a carry between buffers comparable to the buffers themselves.
 MAX_PIECE_SPAN = 1 << 16
 _HEX = re.compile(r"[0-9a-fA-F?]{2}")
+_LITERAL = re.compile(r"(?:[0-9a-fA-F]{2})+")
 _GAP = re.compile(r"\{(\d*)(-?)(\d*)\}")
 _OFFSET = re.compile(r"^(?:(\*)|(?:(EOF-)?(\d+))(?:,(\d+))?)$")
 
@@ -29,11 +30,13 @@ _OFFSET = re.compile(r"^(?:(\*)|(?:(EOF-)?(\d+))(?:,(\d+))?)$")
 @dataclass(frozen=True)
 class Piece:
     """A run of elements of bounded length: ('byte', value, mask), ('alt', options), ('gap', lo, hi),
-    where each alternative option is a tuple of (value, mask) bytes."""
+    where each alternative option is a tuple of (value, mask) bytes. A piece of exact bytes only
+    is kept as `literal` alone (elements empty): most signatures are, and they load faster so."""
 
     elements: tuple
     min_len: int
     max_len: int
+    literal: bytes | None = None  # the bytes, when every element is an exact byte (the common case)
 
 
 @dataclass(frozen=True)
@@ -62,7 +65,11 @@ class SignatureSet:
 
 def parse_hex_signature(text: str) -> tuple[tuple[Piece, ...], tuple[int, ...]]:
     """Pieces and the minimum gaps between them, or ValueError saying what is wrong."""
-    elements = _elements(text.strip())
+    text = text.strip()
+    if _LITERAL.fullmatch(text):  # plain hex: one piece of exact bytes, no per-character parsing
+        data = bytes.fromhex(text)
+        return (Piece((), len(data), len(data), data),), ()
+    elements = _elements(text)
     if not any(e[0] != "gap" for e in elements):
         raise ValueError("a signature needs at least one byte")
     if elements[0][0] == "gap" or elements[-1][0] == "gap":
@@ -158,6 +165,8 @@ def _piece(elements: list[tuple]) -> Piece:
     if hi > MAX_PIECE_SPAN:
         raise ValueError(f"a part between unbounded gaps spans up to {hi} bytes; the limit is {MAX_PIECE_SPAN} "
                          "(use * for longer gaps)")
+    if all(e[0] == "byte" and e[2] == 0xFF for e in elements):
+        return Piece((), lo, hi, bytes(e[1] for e in elements))
     return Piece(tuple(elements), lo, hi)
 
 

@@ -1,0 +1,236 @@
+"""seqsift scan against Hyperscan, pyahocorasick, grep -F and clamscan: same corpus, same
+signatures, same run, whole-process wall times, hit sets checked equal.
+
+Corpus: >= 1 GiB of real binaries copied from /usr/lib and /usr/bin (shared with bench_find.py,
+under bench-data/). Signature sets of 16-64 bytes: 30,000 with ~0, 0.1%, 1% and 10% of them cut
+from the corpus (present), and 120,000 with 1% present; the rest random. Present signatures are
+windows with at least half their bytes distinct (no padding runs). No signature holds 0x0a or
+0x00, so grep -F -f can take them as lines.
+
+Peers, each a separate process timed from start to exit:
+- Hyperscan (python-hyperscan, block mode per file, HS_FLAG_SINGLEMATCH, patterns as \\xHH
+  escapes: its literal mode cuts a pattern at a zero byte), compile included;
+- pyahocorasick (one automaton, each file's bytes as latin-1 text);
+- grep -F -a -r -l -f (files with a match: grep stops at a file's first match, so it does less
+  work than the others; its hit set is compared at file level);
+- clamscan -d SET.ndb --allmatch -r with archive/ELF/PE parsing off and the size limits raised.
+seqsift runs `seqsift scan -r --db SET.ndb --no-summary -t 1` and with all threads.
+
+    python benchmarks/bench_scan.py [--runs 3] [--quick] [--peers hyperscan,ahocorasick,grep,clamscan]
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_find import DATA, GiB, build_binaries  # noqa: E402
+from benchlib import bench_args, cpu_name, tool_version  # noqa: E402
+
+import seqsift  # noqa: E402
+
+SETS = [("30k-none", 30_000, 0.0), ("30k-0.1%", 30_000, 0.001), ("30k-1%", 30_000, 0.01),
+        ("30k-10%", 30_000, 0.10), ("120k-1%", 120_000, 0.01)]
+SLOW_PEERS = ("ahocorasick", "grep", "clamscan")
+SEQSIFT = [sys.executable, "-m", "seqsift", "scan"]
+
+HYPERSCAN = textwrap.dedent("""
+    import sys, hyperscan
+    pats = [l for l in open(sys.argv[1], 'rb').read().split(b'\\n') if l]
+    files = open(sys.argv[2]).read().split('\\n')
+    db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+    db.compile(expressions=[b''.join(b'\\\\x%02x' % c for c in p) for p in pats], ids=list(range(len(pats))),
+               flags=[hyperscan.HS_FLAG_SINGLEMATCH] * len(pats))
+    out = []
+    for f in files:
+        hits = set()
+        db.scan(open(f, 'rb').read(), match_event_handler=lambda i, a, b, fl, c: hits.add(i))
+        out.extend(f'{f}\\t{i}' for i in sorted(hits))
+    print('\\n'.join(out))
+""")
+
+AHOCORASICK = textwrap.dedent("""
+    import sys, ahocorasick
+    pats = [l for l in open(sys.argv[1], 'rb').read().split(b'\\n') if l]
+    files = open(sys.argv[2]).read().split('\\n')
+    a = ahocorasick.Automaton()
+    for i, p in enumerate(pats):
+        a.add_word(p.decode('latin-1'), i)
+    a.make_automaton()
+    out = []
+    for f in files:
+        hits = {i for _, i in a.iter(open(f, 'rb').read().decode('latin-1'))}
+        out.extend(f'{f}\\t{i}' for i in sorted(hits))
+    print('\\n'.join(out))
+""")
+
+
+def make_signatures(files: list[Path], n: int, present: float, seed: int) -> list[bytes]:
+    rng = np.random.default_rng(seed)
+    sigs, seen = [], set()
+    n_present = int(round(n * present))
+    sizes = np.array([f.stat().st_size for f in files])
+    while len(sigs) < n_present:
+        length = int(rng.integers(16, 65))
+        f = files[int(rng.choice(len(files), p=sizes / sizes.sum()))]
+        if f.stat().st_size <= length:
+            continue
+        with open(f, "rb") as fh:
+            fh.seek(int(rng.integers(0, f.stat().st_size - length)))
+            w = fh.read(length)
+        if len(set(w)) >= length // 2 and 0 not in w and 10 not in w and w not in seen:
+            seen.add(w)
+            sigs.append(w)
+    while len(sigs) < n:
+        w = rng.integers(1, 256, int(rng.integers(16, 65)), dtype=np.uint8).tobytes().replace(b"\n", b"\x0b")
+        if w not in seen:
+            seen.add(w)
+            sigs.append(w)
+    rng.shuffle(sigs)
+    return sigs
+
+
+def write_set(name: str, sigs: list[bytes]) -> tuple[Path, Path]:
+    d = DATA / "scan"
+    d.mkdir(parents=True, exist_ok=True)
+    ndb, lines = d / f"{name}.ndb", d / f"{name}.txt"
+    ndb.write_text("".join(f"Sig{k}:0:*:{s.hex()}\n" for k, s in enumerate(sigs)))
+    lines.write_bytes(b"".join(s + b"\n" for s in sigs))
+    return ndb, lines
+
+
+def run(argv: list[str], ok=(0, 1)) -> tuple[float, bytes]:
+    start = time.perf_counter()
+    r = subprocess.run(argv, capture_output=True)
+    wall = time.perf_counter() - start
+    if r.returncode not in ok:
+        raise RuntimeError(f"{argv[:4]} exited {r.returncode}: {r.stderr.decode()[-500:]}")
+    return wall, r.stdout
+
+
+def hits_seqsift(out: bytes) -> set:
+    found = set()
+    for line in out.splitlines():
+        p, _, n = line[: -len(b" FOUND")].rpartition(b": ")
+        found.add((p.decode(), int(n[3:])))
+    return found
+
+
+def hits_tab(out: bytes) -> set:
+    return {(a.decode(), int(b)) for a, b in (line.split(b"\t") for line in out.splitlines() if line)}
+
+
+def hits_clamscan(out: bytes) -> set:
+    found = set()
+    for line in out.splitlines():
+        if line.endswith(b" FOUND"):
+            p, _, n = line[: -len(b" FOUND")].rpartition(b": ")
+            found.add((p.decode(), int(n.decode().split(".")[0][3:])))
+    return found
+
+
+def bench_set(name, ndb, lines, listing, tree, total, args) -> dict:
+    res = {"set": name, "tools": {}}
+    threads = os.cpu_count() or 1
+    tools = {
+        "seqsift -t 1": ([*SEQSIFT, "-r", "--db", str(ndb), "--no-summary", "-q", "-t", "1", str(tree)], hits_seqsift),
+        f"seqsift -t {threads}": ([*SEQSIFT, "-r", "--db", str(ndb), "--no-summary", "-q", "-t", str(threads), str(tree)], hits_seqsift),
+    }
+    peers = args.peers.split(",") if args.peers else []
+    if "hyperscan" in peers:
+        tools["hyperscan"] = ([sys.executable, "-c", HYPERSCAN, str(lines), str(listing)], hits_tab)
+    if "ahocorasick" in peers:
+        tools["pyahocorasick"] = ([sys.executable, "-c", AHOCORASICK, str(lines), str(listing)], hits_tab)
+    if "grep" in peers:
+        tools["grep -F -f"] = (["grep", "-F", "-a", "-r", "-l", "-f", str(lines), str(tree)],
+                               lambda out: {(p.decode(), None) for p in out.splitlines()})
+    if "clamscan" in peers:
+        tools["clamscan"] = (["clamscan", "-d", str(ndb), "--allmatch", "--no-summary", "-r", "-i", "--scan-archive=no",
+                              "--scan-elf=no", "--scan-pe=no", "--scan-ole2=no", "--scan-pdf=no", "--scan-html=no",
+                              "--scan-mail=no", "--max-filesize=4000M", "--max-scansize=4000M", str(tree)], hits_clamscan)
+    reference = None
+    for tool, (argv, parse) in tools.items():
+        runs = 1 if any(tool.startswith(s) for s in ("pyaho", "grep", "clam")) else args.runs
+        walls, hits = [], None
+        for _ in range(runs):
+            wall, out = run(argv)
+            walls.append(wall)
+            hits = parse(out)
+        entry = {"seconds": float(np.median(walls)), "runs": runs, "gbps": total / float(np.median(walls)) / 1e9,
+                 "pairs": len(hits)}
+        if reference is None:
+            reference = hits
+        elif tool.startswith("grep"):
+            entry["same_hits"] = {p for p, _ in reference} == {p for p, _ in hits}
+        else:
+            entry["same_hits"] = hits == reference
+        res["tools"][tool] = entry
+        print(f"  {name:9s} {tool:16s} {entry['seconds']:7.2f} s  {entry['gbps']:.3f} GB/s  pairs {entry['pairs']}"
+              + ("" if "same_hits" not in entry else f"  same {entry['same_hits']}"), flush=True)
+    return res
+
+
+def markdown(result: dict) -> str:
+    tools = list(result["sets"][0]["tools"])
+    rows = [f"| set | {' | '.join(tools)} |", "|---" * (len(tools) + 1) + "|"]
+    for s in result["sets"]:
+        cells = []
+        for t in tools:
+            e = s["tools"].get(t)
+            cells.append("-" if e is None else f"{e['gbps']:.2f} GB/s ({e['seconds']:.1f} s)" + ("" if e.get("same_hits", True) else " **hits differ**"))
+        rows.append(f"| {s['set']} | {' | '.join(cells)} |")
+    pairs = ", ".join(f"{s['set']}: {s['tools'][tools[0]]['pairs']}" for s in result["sets"])
+    return "\n".join(rows) + f"\n\n(file, signature) pairs found: {pairs}. Corpus {result['corpus_bytes'] / 1e9:.2f} GB in {result['files']} files.\n"
+
+
+def main() -> None:
+    args = bench_args(__doc__, DATA / "bench_scan.json", markdown, lambda p: (
+        p.add_argument("--quick", action="store_true", help="a 128 MiB corpus and the 30k sets only"),
+        p.add_argument("--peers", default="hyperscan,ahocorasick,grep,clamscan")))
+    if args is None:
+        return
+    tree, files = build_binaries(GiB)
+    if args.quick:
+        files = files[: np.searchsorted(np.cumsum([f.stat().st_size for f in files]), 128 << 20)]
+        tree = DATA / "scan" / "quick"
+        if not tree.exists():
+            for f in files:
+                dst = tree / f.relative_to(DATA / "binaries")
+                dst.parent.mkdir(parents=True, exist_ok=True)
+                os.link(f, dst)
+        files = sorted(p for p in tree.rglob("*") if p.is_file())
+    listing = DATA / "scan" / ("quick-files.txt" if args.quick else "files.txt")
+    listing.parent.mkdir(parents=True, exist_ok=True)
+    listing.write_text("\n".join(str(f) for f in files))
+    total = sum(f.stat().st_size for f in files)
+    print(f"corpus: {total / 1e9:.2f} GB in {len(files)} files")
+    result = {"date": time.strftime("%Y-%m-%d"), "cpu": cpu_name(), "cores": os.cpu_count(), "seqsift": seqsift.__version__,
+              "hyperscan": _pkg("hyperscan"), "pyahocorasick": _pkg("pyahocorasick"),
+              "grep": tool_version(["grep", "--version"]), "clamscan": tool_version(["clamscan", "--version"]),
+              "corpus_bytes": total, "files": len(files), "runs": args.runs, "sets": []}
+    for k, (name, n, present) in enumerate(SETS[:4] if args.quick else SETS):
+        ndb, lines = write_set(name, make_signatures(files, n, present, seed=k))
+        result["sets"].append(bench_set(name, ndb, lines, listing, tree, total, args))
+        args.json.write_text(json.dumps(result, indent=1))
+    print(markdown(result))
+
+
+def _pkg(name: str) -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(name)
+    except PackageNotFoundError:
+        return "not installed"
+
+
+if __name__ == "__main__":
+    main()
