@@ -339,6 +339,6 @@ def test_filter_count_stats_are_counted():
     buf = np.zeros(PAD + 64 + PAD, np.uint8)
     buf[PAD + 5 : PAD + 21] = np.arange(1, 17, dtype=np.uint8)
     count = FilterCount()
-    found = eng.scan_segments(buf, np.array([PAD]), np.array([PAD + 64]), count)
+    found = eng.scan(buf, np.array([PAD]), np.array([PAD + 64]), count)
     assert count.candidates >= 1 and found.start.tolist() == [PAD + 5]
     assert len(build_key_tag_table(eng.program, eng.seed_pieces)) == 1

@@ -98,15 +98,22 @@ def stride_filter(data, lo, hi, stride, bloom, bloom_shift, bucket_shift, starts
     return n, hi
 
 
-@njit(nogil=True, boundscheck=False, cache=True)
-def match_piece(data, start, end, p, prog, cur, nxt):
+@njit(inline="always", nogil=True, boundscheck=False)
+def match_piece(data, start, end, p, kind, a, b, opt_lo, opt_len, opt_val, opt_mask, info, op_byte, cur, nxt):
     """The least end of piece p matched at data[start:], inside data[:end]; -1 when it does not
     match. cur/nxt hold the sorted set of positions the piece may have reached so far (gaps and
-    uneven alternatives widen it)."""
-    kind, a, b, opt_lo, opt_len, opt_val, opt_mask, piece_ops = prog
+    uneven alternatives widen it). The arrays are Program.arrays, passed one by one."""
+    j0, j1 = info[p, 0], info[p, 1]
+    if info[p, 5]:  # exact bytes only: compare them
+        if start + (j1 - j0) > end:
+            return -1
+        for j in range(j0, j1):
+            if data[start + j - j0] != op_byte[j]:
+                return -1
+        return start + (j1 - j0)
     cur[0] = start
     nc = 1
-    for j in range(piece_ops[p], piece_ops[p + 1]):
+    for j in range(j0, j1):
         k = kind[j]
         nn = 0
         if k == 0:
@@ -152,7 +159,7 @@ def match_piece(data, start, end, p, prog, cur, nxt):
     return cur[0]
 
 
-@njit(nogil=True, boundscheck=False, cache=True)
+@njit(inline="always", nogil=True, boundscheck=False)
 def _sort_unique(x, n):
     for i in range(1, n):
         v = x[i]
@@ -169,31 +176,135 @@ def _sort_unique(x, n):
     return m
 
 
+@njit(inline="always", nogil=True, boundscheck=False)
+def _segment(seg_lo, x):
+    """Index of the last segment starting at or before x; -1 before the first."""
+    lo, hi = 0, seg_lo.size
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if seg_lo[mid] <= x:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo - 1
+
+
+@njit(inline="always", nogil=True, boundscheck=False)
+def _row(anchor, p, seg_lo, seg_hi, rows, n):
+    """A candidate, piece p's anchor at `anchor`, as a row (anchor, segment, piece) when the
+    anchor lies in an object; returns the new row count."""
+    s = _segment(seg_lo, anchor)
+    if s < 0 or anchor >= seg_hi[s]:
+        return n
+    r_anchor, r_seg, r_piece = rows
+    r_anchor[n], r_seg[n], r_piece[n] = anchor, s, p
+    return n + 1
+
+
+EMPTY = uint64(0xFFFFFFFFFFFFFFFF)
+
+
 @njit(nogil=True, boundscheck=False, cache=True)
-def verify(data, first, last, piece, seg_lo, seg_hi, prog, cur, nxt, out_index, out_start, out_end):
-    """For candidate c: every piece start in [first[c], last[c]] within its object [seg_lo[c],
-    seg_hi[c]) where the whole piece matches; out_* must hold sum(last - first + 1) rows."""
+def stride_rows(data, lo, hi, f, seg_lo, seg_hi, per, rows, counts):
+    """The CPU's default filter: probe lo, lo+stride, ... < hi (Bloom filter, then the hash
+    table of distinct 8-byte windows, then the pieces owning the window found), one row per
+    candidate. Stops early, returning (rows, where to resume), when rows might not hold one
+    probe's worth (`per`). Verification is a separate kernel (verify_rows): with the matcher
+    inlined here, every candidate cost five times as much."""
+    stride, bloom, bloom_shift, slot_shift, slots, owner_start, owners = f
+    base = uint64(data.ctypes.data)
+    mask = uint64(slots.shape[0] - 1)
+    cap = rows[0].size
     n = 0
-    for c in range(first.size):
-        s0 = max(first[c], seg_lo[c])
-        for s in range(s0, last[c] + 1):
-            e = match_piece(data, s, seg_hi[c], piece[c], prog, cur, nxt)
-            if e >= 0:
-                out_index[n] = c
-                out_start[n] = s
-                out_end[n] = e
-                n += 1
+    i = lo
+    while i < hi:
+        w = load_u64(base + uint64(i))
+        h = window_hash(w)
+        if bloom_test(bloom, bloom_shift, h):
+            if per > cap - n:
+                return n, i
+            k = h >> uint64(slot_shift)
+            while slots[k, 1] != EMPTY:
+                if slots[k, 0] == w:
+                    u = slots[k, 1]
+                    counts[0] += owner_start[u + 1] - owner_start[u]
+                    for e in range(owner_start[u], owner_start[u + 1]):
+                        meta = owners[e]
+                        rel = np.int64(np.int32(meta & uint64(0xFFFFFFFF)))
+                        n = _row(i - rel, np.int64(meta >> uint64(32)), seg_lo, seg_hi, rows, n)
+                    break
+                k = (k + uint64(1)) & mask
+        i += stride
+    return n, hi
+
+
+@njit(cache=True)
+def fill_slots(hashes, values, slot_shift, slots):
+    """Linear-probing insertion of each distinct value k as (value, k) at hash >> slot_shift."""
+    mask = slots.shape[0] - 1
+    for k in range(values.size):
+        j = np.int64(hashes[k] >> uint64(slot_shift))
+        while slots[j, 1] != EMPTY:
+            j = (j + 1) & mask
+        slots[j, 0] = values[k]
+        slots[j, 1] = k
+
+
+@njit(nogil=True, boundscheck=False, cache=True)
+def table_rows(pos, entry, e_piece, e_rel, seg_lo, seg_hi, rows):
+    """Candidates (tag position, entry) of a key + tag table as rows; rows holds one per candidate."""
+    n = 0
+    for k in range(pos.size):
+        e = entry[k]
+        n = _row(pos[k] - e_rel[e], np.int64(e_piece[e]), seg_lo, seg_hi, rows, n)
     return n
+
+
+@njit(nogil=True, boundscheck=False, cache=True)
+def verify_rows(data, rows, n, seg_lo, seg_hi, prog, cur, nxt, out):
+    """Each row's starts (its anchor less the piece's prefix) tried against the whole piece
+    inside its object; every match goes to out (segment, piece, start, end), which must hold
+    a row per start tried. Returns the count."""
+    kind, a, b, opt_lo, opt_len, opt_val, opt_mask, info, op_byte = prog
+    r_anchor, r_seg, r_piece = rows
+    o_seg, o_piece, o_start, o_end = out
+    m = 0
+    for r in range(n):
+        s, p = r_seg[r], r_piece[r]
+        end = seg_hi[s]
+        first = max(r_anchor[r] - info[p, 3], seg_lo[s])
+        last = r_anchor[r] - info[p, 2]
+        if info[p, 5]:  # exact bytes: compared here, the general matcher inlined is 3x slower
+            st = first
+            j0, j1 = info[p, 0], info[p, 1]
+            if st + (j1 - j0) > end:
+                continue
+            ok = True
+            for j in range(j0, j1):
+                if data[st + j - j0] != op_byte[j]:
+                    ok = False
+                    break
+            if ok:
+                o_seg[m], o_piece[m], o_start[m], o_end[m] = s, p, st, st + (j1 - j0)
+                m += 1
+            continue
+        for st in range(first, last + 1):
+            e = match_piece(data, st, end, p, kind, a, b, opt_lo, opt_len, opt_val, opt_mask, info, op_byte, cur, nxt)
+            if e >= 0:
+                o_seg[m], o_piece[m], o_start[m], o_end[m] = s, p, st, e
+                m += 1
+    return m
 
 
 @njit(nogil=True, boundscheck=False, cache=True)
 def sweep(data, lo, hi, pieces, prog, cur, nxt, out_piece, out_start, out_end):
     """Pieces with no fixed run to index, tried at every start in [lo, hi); returns the count
     written, or -1 when out_* is too small (the caller grows it and repeats)."""
+    kind, a, b, opt_lo, opt_len, opt_val, opt_mask, info, op_byte = prog
     n = 0
     for s in range(lo, hi):
         for p in pieces:
-            e = match_piece(data, s, hi, p, prog, cur, nxt)
+            e = match_piece(data, s, hi, p, kind, a, b, opt_lo, opt_len, opt_val, opt_mask, info, op_byte, cur, nxt)
             if e >= 0:
                 if n == out_piece.size:
                     return -1

@@ -22,7 +22,7 @@ from seqsift.scan._cpu import PAD
 from seqsift.scan.program import Program, compile_program
 from seqsift.scan.signatures import SignatureSet
 from seqsift.scan.table import (TAG, KeyTagTable, StrideFilter, build_key_tag_table, build_stride_filter,
-                                stride_min_anchor)
+                                pair_log_probability, stride_min_anchor)
 
 FILTERS = ("stride", "table")
 DEFAULT_STRIDE = 8
@@ -32,7 +32,8 @@ _MIN_SPLIT = 1 << 16  # below this many bytes a buffer is filtered by one thread
 
 @dataclass
 class Occurrences:
-    """Verified piece occurrences in one buffer, sorted by (segment, end, piece)."""
+    """Piece occurrences in one buffer, unordered; a start may repeat where a piece's prefix
+    varies (several candidates can reach it)."""
 
     segment: np.ndarray  # int64
     piece: np.ndarray  # int32
@@ -51,40 +52,44 @@ class FilterCount:
 
 
 class Engine:
-    def __init__(self, signatures: SignatureSet, filter: str = "stride", stride: int = DEFAULT_STRIDE,
-                 threads: int = 1, pool: Executor | None = None):
+    def __init__(self, signatures: SignatureSet | Program, filter: str = "stride", stride: int = DEFAULT_STRIDE,
+                 threads: int = 1, pool: Executor | None = None, sample: np.ndarray | None = None):
+        """sample: bytes like those to be scanned; the filters index each signature where it is
+        rarest in them (table.pair_log_probability)."""
         if filter not in FILTERS:
             raise ValueError(f"filter {filter!r} is not one of {FILTERS}")
-        self.program: Program = compile_program(signatures)
+        self.program: Program = signatures if isinstance(signatures, Program) else compile_program(signatures)
+        self.pair_logp = pair_log_probability(sample)
         self.filter = filter
         self.stride = stride
         self.threads = threads
         self.pool = pool
         prog = self.program
-        self.prog_arrays = (prog.op_kind, prog.op_a, prog.op_b, prog.opt_lo, prog.opt_len, prog.opt_val,
-                            prog.opt_mask, prog.piece_ops)
+        self.prog_arrays = prog.arrays
         n = np.arange(prog.n_pieces)
         anchor = prog.anchor_len
         self.seed_pieces = n[anchor >= TAG + 2]
         self.short_pieces = n[(anchor >= 2) & (anchor < TAG + 2)]
         self.sweep_pieces = n[anchor < 2].astype(np.int32)
         self._seed_table: KeyTagTable | None = None
-        self.short_table = build_key_tag_table(prog, self.short_pieces) if self.short_pieces.size else None
+        self.short_table = build_key_tag_table(prog, self.short_pieces, pair_logp=self.pair_logp) if self.short_pieces.size else None
         self.stride_filter: StrideFilter | None = None
         self.mid_table: KeyTagTable | None = None
         if filter == "stride":
             long = anchor >= stride_min_anchor(stride)
             strided = n[long]
             mid = n[~long & (anchor >= TAG + 2)]
-            self.stride_filter = build_stride_filter(prog, strided, stride) if strided.size else None
-            self.mid_table = build_key_tag_table(prog, mid, TABLE_BLOOM_BITS) if mid.size else None
+            self.stride_filter = build_stride_filter(prog, strided, stride, pair_logp=self.pair_logp) if strided.size else None
+            self.mid_table = build_key_tag_table(prog, mid, TABLE_BLOOM_BITS, self.pair_logp) if mid.size else None
         self._scratch = [self._new_scratch() for _ in range(max(threads, 1))]
+        self._rows = [_new_rows(1 << 16) for _ in range(max(threads, 1))]  # stride candidates, reused
+        self._starts = (self.program.prefix_max - self.program.prefix_min + 1).astype(np.int64)  # per piece
 
     @property
     def seed_table(self) -> KeyTagTable:
         """The seed's table over every piece with a 6-byte anchor (built on first use)."""
         if self._seed_table is None:
-            self._seed_table = build_key_tag_table(self.program, self.seed_pieces)
+            self._seed_table = build_key_tag_table(self.program, self.seed_pieces, pair_logp=self.pair_logp)
         return self._seed_table
 
     def _new_scratch(self) -> tuple[np.ndarray, np.ndarray]:
@@ -101,76 +106,73 @@ class Engine:
         parts = self._split(lo, max(hi - 1, lo), 1)
         return _concat(self._map(lambda r: _drain(_cpu.table_filter, buf, *r, tail, largest), parts))
 
-    def stride_candidates(self, buf: np.ndarray, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
-        f = self.stride_filter
-        tail = (f.stride, f.bloom, f.bloom_shift, f.bucket_shift, f.starts, f.values)
-        largest = int(np.diff(f.starts).max(initial=0))
-        parts = self._split(lo, hi, f.stride)
-        return _concat(self._map(lambda r: _drain(_cpu.stride_filter, buf, *r, tail, largest), parts))
-
-    def anchors(self, buf: np.ndarray, lo: int, hi: int, count: FilterCount) -> tuple[np.ndarray, np.ndarray]:
-        """Candidate (anchor position, piece) pairs from this engine's filters over [lo, hi)."""
-        found = []
-        if self.filter == "stride" and self.stride_filter is not None:
-            pos, entry = self.stride_candidates(buf, lo, hi)
-            count.candidates += pos.size
-            found.append((pos - self.stride_filter.rel[entry], self.stride_filter.piece[entry]))
+    def candidate_tables(self) -> list[KeyTagTable]:
+        """The key + tag tables whose candidates are checked one by one: the seed's table (or, in
+        stride mode, the one for anchors too short to stride) and the short-anchor table."""
         main = self.seed_table if self.filter == "table" else self.mid_table
-        for table in (main, self.short_table):
-            if table is not None and len(table):
-                pos, entry = self.table_candidates(table, buf, lo, hi)
-                count.candidates += pos.size
-                found.append((pos - table.rel[entry], table.piece[entry]))
-        return _concat(found)
+        return [t for t in (main, self.short_table) if t is not None and len(t)]
 
-    def short_anchors(self, buf: np.ndarray, lo: int, hi: int, count: FilterCount) -> tuple[np.ndarray, np.ndarray]:
-        """Candidates of the pieces only the CPU indexes (anchors of 2-5 bytes)."""
-        if self.short_table is None:
-            return np.empty(0, np.int64), np.empty(0, np.int64)
-        pos, entry = self.table_candidates(self.short_table, buf, lo, hi)
+    def check(self, buf: np.ndarray, table: KeyTagTable, pos: np.ndarray, entry: np.ndarray, seg_lo: np.ndarray,
+              seg_hi: np.ndarray, count: FilterCount, verify: bool = True) -> Occurrences:
+        """A table's candidates checked against their whole pieces inside their objects (segments
+        [seg_lo, seg_hi), padded and sorted); unverified with verify=False."""
         count.candidates += pos.size
-        return pos - self.short_table.rel[entry], self.short_table.piece[entry]
+        rows = _new_rows(pos.size)
+        n = _cpu.table_rows(pos, entry, table.piece, table.rel, seg_lo, seg_hi, rows)
+        return self.verify(buf, tuple(r[:n] for r in rows), seg_lo, seg_hi, count, verify)
 
-    def raw(self, anchor: np.ndarray, piece: np.ndarray, seg_lo: np.ndarray, seg_hi: np.ndarray) -> Occurrences:
-        """Unverified candidates as occurrences (--no-verify): each piece's earliest possible
-        start and its anchor's end."""
-        seg = np.searchsorted(seg_lo, anchor, "right") - 1
-        ok = seg >= 0
-        ok[ok] = anchor[ok] < seg_hi[seg[ok]]
-        anchor, piece, seg = anchor[ok], piece[ok], seg[ok]
-        start = np.maximum(anchor - self.program.prefix_max[piece], seg_lo[seg])
-        return _unique(seg, piece.astype(np.int32), start, anchor + self.program.anchor_len[piece])
-
-    # -- verification ----------------------------------------------------------------------------
-    def verify(self, buf: np.ndarray, anchor: np.ndarray, piece: np.ndarray, seg_lo: np.ndarray,
-               seg_hi: np.ndarray, count: FilterCount) -> Occurrences:
-        """Occurrences of the candidates' pieces inside their segments [seg_lo, seg_hi) (sorted
-        padded-buffer ranges, one per object in the buffer), duplicates removed."""
+    def verify(self, buf: np.ndarray, rows: tuple, seg_lo: np.ndarray, seg_hi: np.ndarray, count: FilterCount,
+               verify: bool = True) -> Occurrences:
+        """Candidate rows (anchor, segment, piece) to occurrences: each start the piece's prefix
+        allows tried against the whole piece; unverified, the earliest start as it is."""
+        anchor, seg, piece = rows
         prog = self.program
-        seg = np.searchsorted(seg_lo, anchor, "right") - 1
-        ok = seg >= 0
-        ok[ok] = anchor[ok] < seg_hi[seg[ok]]
-        anchor, piece, seg = anchor[ok], piece[ok], seg[ok]
-        first = anchor - prog.prefix_max[piece]
-        last = anchor - prog.prefix_min[piece]
-        lo, hi = seg_lo[seg], seg_hi[seg]
-        count.checks += int(np.sum(last - np.maximum(first, lo) + 1, where=last >= first, initial=0))
-        parts = self._split(0, anchor.size, 1, granule=256)
+        if not verify:
+            first = np.maximum(anchor - prog.prefix_max[piece], seg_lo[seg])
+            return Occurrences(seg, piece.astype(np.int32), first, anchor + prog.anchor_len[piece])
+        starts = self._starts[piece]
+        count.checks += int(starts.sum())
 
         def run(r, k):
-            a, b = r
-            rows = int(np.sum(np.maximum(last[a:b] - first[a:b] + 1, 0)))
-            idx, start, end = np.empty(rows, np.int64), np.empty(rows, np.int64), np.empty(rows, np.int64)
-            cur, nxt = self._scratch[k]
-            m = _cpu.verify(buf, first[a:b], last[a:b], piece[a:b], lo[a:b], hi[a:b], self.prog_arrays, cur, nxt,
-                            idx, start, end)
-            return idx[:m] + a, start[:m], end[:m]
+            part = tuple(x[r[0] : r[1]] for x in rows)
+            size = int(starts[r[0] : r[1]].sum())
+            out = (np.empty(size, np.int64), np.empty(size, np.int32), np.empty(size, np.int64), np.empty(size, np.int64))
+            m = _cpu.verify_rows(buf, part, r[1] - r[0], seg_lo, seg_hi, self.prog_arrays, *self._scratch[k], out)
+            return Occurrences(*(o[:m] for o in out))
 
-        results = self._map(run, parts, with_index=True)
-        idx = np.concatenate([r[0] for r in results]) if results else np.empty(0, np.int64)
-        start = np.concatenate([r[1] for r in results]) if results else np.empty(0, np.int64)
-        end = np.concatenate([r[2] for r in results]) if results else np.empty(0, np.int64)
-        return _unique(seg[idx], piece[idx].astype(np.int32), start, end)
+        return _merge(self._map(run, self._split(0, seg.size, 1, granule=1 << 14), with_index=True))
+
+    def scan(self, buf: np.ndarray, seg_lo: np.ndarray, seg_hi: np.ndarray, count: FilterCount,
+             verify: bool = True) -> Occurrences:
+        """The full CPU pass over the buffer from its first segment's start to its last one's
+        end: this engine's filters, then verification of their candidates."""
+        lo, hi = int(seg_lo[0]), int(seg_hi[-1])
+        parts = []
+        f = self.stride_filter
+        if self.filter == "stride" and f is not None:
+            per = max(f.most_owners, 1)
+
+            def run(r, k):
+                counts = np.zeros(1, np.int64)
+                found, at = [], r[0]
+                while True:
+                    rows = self._rows[k]
+                    n, at = _cpu.stride_rows(buf, at, r[1], f.arrays, seg_lo, seg_hi, per, rows, counts)
+                    found.append(tuple(x[:n].copy() for x in rows))
+                    if at >= r[1]:
+                        return found, int(counts[0])
+                    self._rows[k] = _new_rows(max(2 * rows[0].size, 4 * per))  # kept for the next buffers
+
+            for found, candidates in self._map(run, self._split(lo, hi, f.stride), with_index=True):
+                count.candidates += candidates
+                rows = tuple(np.concatenate(col) for col in zip(*found))
+                parts.append(self.verify(buf, rows, seg_lo, seg_hi, count, verify))
+        for table in self.candidate_tables():
+            pos, entry = self.table_candidates(table, buf, lo, hi)
+            parts.append(self.check(buf, table, pos, entry, seg_lo, seg_hi, count, verify))
+        if self.sweep_pieces.size and verify:
+            parts.append(self.sweep(buf, seg_lo, seg_hi, count))
+        return _merge(parts)
 
     def sweep(self, buf: np.ndarray, seg_lo: np.ndarray, seg_hi: np.ndarray, count: FilterCount) -> Occurrences:
         """Pieces with no run to index, tried at every position of every segment."""
@@ -187,15 +189,6 @@ class Engine:
             count.checks += (b - a) * self.sweep_pieces.size
             out.append(Occurrences(np.full(m, s, np.int64), p[:m], st[:m], en[:m]))
         return _merge(out)
-
-    def scan_segments(self, buf: np.ndarray, seg_lo: np.ndarray, seg_hi: np.ndarray, count: FilterCount) -> Occurrences:
-        """Filter and verify the buffer from its first segment's start to its last one's end
-        (padded, sorted segment bounds): the full CPU pass."""
-        anchor, piece = self.anchors(buf, int(seg_lo[0]), int(seg_hi[-1]), count)
-        found = self.verify(buf, anchor, piece, seg_lo, seg_hi, count)
-        if self.sweep_pieces.size:
-            found = _merge([found, self.sweep(buf, seg_lo, seg_hi, count)])
-        return found
 
     # -- threads ---------------------------------------------------------------------------------
     def _split(self, lo: int, hi: int, step: int, granule: int = _MIN_SPLIT) -> list[tuple[int, int]]:
@@ -226,25 +219,21 @@ def _drain(kernel, data, lo: int, hi: int, tail: tuple, largest: int) -> tuple[n
     return np.concatenate(out_pos), np.concatenate(out_entry)
 
 
+def _new_rows(n: int) -> tuple:
+    """Empty candidate rows: anchor position, segment, piece."""
+    return np.empty(n, np.int64), np.empty(n, np.int64), np.empty(n, np.int64)
+
+
 def _concat(parts) -> tuple[np.ndarray, np.ndarray]:
     if not parts:
         return np.empty(0, np.int64), np.empty(0, np.int64)
     return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
 
 
-def _unique(seg, piece, start, end) -> Occurrences:
-    """One row per (segment, piece, start); sorted by segment, end, piece."""
-    if start.size > 1:
-        order = np.lexsort((start, piece, seg))
-        seg, piece, start, end = seg[order], piece[order], start[order], end[order]
-        keep = np.ones(start.size, bool)
-        keep[1:] = (seg[1:] != seg[:-1]) | (piece[1:] != piece[:-1]) | (start[1:] != start[:-1])
-        seg, piece, start, end = seg[keep], piece[keep], start[keep], end[keep]
-    order = np.lexsort((start, piece, end, seg))
-    return Occurrences(seg[order], piece[order], start[order], end[order])
-
-
 def _merge(parts: list[Occurrences]) -> Occurrences:
+    """The rows of several parts, in no particular order (the Collector sorts what it needs)."""
     if not parts:
         return Occurrences(np.empty(0, np.int64), np.empty(0, np.int32), np.empty(0, np.int64), np.empty(0, np.int64))
-    return _unique(*(np.concatenate([getattr(p, f) for p in parts]) for f in ("segment", "piece", "start", "end")))
+    if len(parts) == 1:
+        return parts[0]
+    return Occurrences(*(np.concatenate([getattr(p, f) for p in parts]) for f in ("segment", "piece", "start", "end")))

@@ -25,10 +25,12 @@ import numpy as np
 from seqsift import backend as backends
 from seqsift.errors import UsageError
 from seqsift.scan._cpu import PAD
-from seqsift.scan.engine import DEFAULT_STRIDE, Engine, FilterCount, Occurrences, _merge
+from seqsift.scan.engine import DEFAULT_STRIDE, FILTERS, Engine, FilterCount, Occurrences, _merge
+from seqsift.scan.program import compile_program
 from seqsift.scan.objects import BufferFiller, Filled, ScanObject
 from seqsift.scan.results import Collector, ObjectResult
 from seqsift.scan.signatures import SignatureSet
+from seqsift.scan.table import SAMPLE_BYTES, TAG, stride_min_anchor
 
 DEFAULT_BUFFER = 8 << 20
 MIN_BUFFERS = 3
@@ -74,8 +76,12 @@ class Scanner:
         self.backend = backends.resolve_unmeasured(backend)
         self.pool = ThreadPoolExecutor(self.threads, thread_name_prefix="seqsift-scan") if self.threads > 1 else None
         self.names = signatures.names()
-        self.engine = Engine(signatures, "table" if self.backend == "cuda" else filter, stride, self.threads, self.pool)
-        span = self.engine.program.max_span
+        self.program = compile_program(signatures)
+        self.filter = "table" if self.backend == "cuda" else filter
+        if self.filter not in FILTERS:
+            raise UsageError(f"filter {filter!r} is not one of {', '.join(FILTERS)}")
+        self.stride = stride
+        span = self.program.max_span
         if buffer_size < 4 * span:
             raise UsageError(f"--buffer-size {buffer_size} is too small: a signature part spans up to {span} bytes; "
                              f"give at least {4 * span}")
@@ -85,27 +91,38 @@ class Scanner:
         self.verify = verify
         self.block_threshold = block_threshold if block_threshold is not None else int(buffer_size * DEFAULT_BLOCK_PER_BYTE)
         self.object_threshold = object_threshold
-        self._full: Engine | None = None
-        self._signatures = signatures
+        self.gpu_config = gpu_config
+        # Built from the first buffer, whose bytes tell the filters where signatures are rarest.
+        self.engine: Engine | None = None
         self.gpu = None
-        if self.backend == "cuda":
-            from seqsift.scan._gpu import GpuFilter
-
-            self.gpu = GpuFilter(self.engine.seed_table, gpu_config)
+        self._full: Engine | None = None
+        self._sample: np.ndarray | None = None
         self.stats = ScanStats(signatures=len(signatures))
-        eng = self.engine
+        anchor = self.program.anchor_len
+        strided = int(np.count_nonzero(anchor >= stride_min_anchor(stride))) if self.filter == "stride" else 0
         self.stats.pieces = {
-            "total": eng.program.n_pieces,
-            "table": int(eng.seed_pieces.size),
-            "stride": len(eng.stride_filter.piece) // stride if eng.stride_filter is not None else 0,
-            "short_cpu": int(eng.short_pieces.size),
-            "sweep_cpu": int(eng.sweep_pieces.size),
+            "total": self.program.n_pieces,
+            "table": int(np.count_nonzero(anchor >= TAG + 2)),
+            "stride": strided,
+            "short_cpu": int(np.count_nonzero((anchor >= 2) & (anchor < TAG + 2))),
+            "sweep_cpu": int(np.count_nonzero(anchor < 2)),
         }
+
+    def prepare(self, sample: np.ndarray | None) -> Engine:
+        """The engine (and GPU filter), built once from a sample of the data."""
+        if self.engine is None:
+            self._sample = None if sample is None else sample[:SAMPLE_BYTES].copy()
+            self.engine = Engine(self.program, self.filter, self.stride, self.threads, self.pool, self._sample)
+            if self.backend == "cuda":
+                from seqsift.scan._gpu import GpuFilter
+
+                self.gpu = GpuFilter(self.engine.seed_table, self.gpu_config)
+        return self.engine
 
     def table_stats(self) -> dict:
         """The seed table's statistics (building it on first use, in stride mode too)."""
         if not self.stats.table:
-            self.stats.table = self.engine.seed_table.stats.as_dict()
+            self.stats.table = self.prepare(None).seed_table.stats.as_dict()
         return self.stats.table
 
     def close(self) -> None:
@@ -123,7 +140,7 @@ class Scanner:
         if self.engine.filter == "stride":
             return self.engine
         if self._full is None:
-            self._full = Engine(self._signatures, "stride", self.engine.stride, self.threads, self.pool)
+            self._full = Engine(self.program, "stride", self.stride, self.threads, self.pool, self._sample)
         return self._full
 
     # -- the pipeline ----------------------------------------------------------------------------
@@ -131,8 +148,12 @@ class Scanner:
         """ObjectResults in object order as each object's last buffer is verified."""
         t0 = time.perf_counter()
         filler = BufferFiller(objects, self.buffer_size, self.carry, report)
-        collector = Collector(self.engine.program, self.names, raw=not self.verify)
-        alloc = self.gpu.host_buffer if self.gpu is not None else (lambda n: np.empty(n, np.uint8))
+        collector = Collector(self.program, self.names, raw=not self.verify)
+        alloc = lambda n: np.empty(n, np.uint8)  # noqa: E731
+        if self.backend == "cuda":
+            from seqsift.scan._gpu import GpuFilter
+
+            alloc = GpuFilter.host_buffer
         free: queue.Queue = queue.Queue()
         for _ in range(max(self.buffers, MIN_BUFFERS if self.buffers > 1 else 1)):
             free.put(alloc(PAD + self.buffer_size + PAD))
@@ -204,56 +225,67 @@ class Scanner:
             self.stats.wall = time.perf_counter() - t0
 
     def _filter(self, filled: Filled):
-        """Stage 2: raw candidates of one buffer, as (anchor, piece, count)."""
+        """Stage 2 on one buffer: ("found", occurrences) from the CPU's stride path, which checks
+        each candidate as it finds it; ("candidates", [(table, positions, entries)]) from the
+        seed's table (CPU or GPU); ("block", None) when the GPU's count passed the block
+        threshold and its candidates were never read back."""
         count = FilterCount()
         t = time.perf_counter()
+        engine = self.prepare(filled.buffer[PAD : PAD + filled.n])
+        lo, hi = PAD, PAD + filled.n
+        if self.gpu is None and engine.filter == "stride":
+            seg_lo, seg_hi = filled.bounds()
+            found = engine.scan(filled.buffer, seg_lo, seg_hi, count, self.verify)
+            self.stats.seconds["filter"] += time.perf_counter() - t
+            return "found", found, count
+        tables = engine.candidate_tables()
+        found = []
         if self.gpu is not None:
             n = self.gpu.count(filled.buffer, filled.n)
-            count.candidates += n
             self.stats.seconds["filter"] += time.perf_counter() - t
             if n > self.block_threshold:
-                return None, None, count
+                count.candidates += n
+                return "block", None, count
             t = time.perf_counter()
-            pos, entry = self.gpu.candidates()
-            table = self.engine.seed_table
-            anchor, piece = pos - table.rel[entry], table.piece[entry]
-            extra = self.engine.short_anchors(filled.buffer, PAD, PAD + filled.n, count)
-            anchor, piece = np.concatenate([anchor, extra[0]]), np.concatenate([piece, extra[1]])
+            found.append((engine.seed_table, *self.gpu.candidates()))
             self.stats.seconds["readback"] += time.perf_counter() - t
-        else:
-            anchor, piece = self.engine.anchors(filled.buffer, PAD, PAD + filled.n, count)
-            self.stats.seconds["filter"] += time.perf_counter() - t
-        return anchor, piece, count
+            tables = [tb for tb in tables if tb is not engine.seed_table]
+            t = time.perf_counter()
+        found += [(table, *engine.table_candidates(table, filled.buffer, lo, hi)) for table in tables]
+        self.stats.seconds["filter"] += time.perf_counter() - t
+        return "candidates", found, count
 
-    def _verify(self, filled: Filled, candidates) -> Occurrences:
-        """Stage 3: candidates -> verified occurrences, or the full pass past a threshold."""
-        anchor, piece, count = candidates
+    def _verify(self, filled: Filled, stage) -> Occurrences:
+        """Stage 3: check the filter's candidates, or hand the buffer (or its heaviest object
+        parts) to the full CPU pass past a threshold."""
+        kind, payload, count = stage
         t = time.perf_counter()
         seg_lo, seg_hi = filled.bounds()
-        self.stats.candidates += count.candidates
-        full = self.full_engine()
-        if anchor is None or (full is not self.engine and count.candidates > self.block_threshold):
+        if kind == "found":
+            found = payload
+        elif kind == "block" or sum(c[1].size for c in payload) > self.block_threshold:
             self.stats.block_fallbacks += 1
-            found = full.scan_segments(filled.buffer, seg_lo, seg_hi, count)
-        elif not self.verify:
-            found = self.engine.raw(anchor, piece, seg_lo, seg_hi)
+            if kind != "block":
+                count.candidates += sum(c[1].size for c in payload)
+            found = self.full_engine().scan(filled.buffer, seg_lo, seg_hi, count, self.verify)
         else:
             parts = []
-            if full is not self.engine and anchor.size:
-                per_segment = np.bincount(np.clip(np.searchsorted(seg_lo, anchor, "right") - 1, 0, None),
-                                          minlength=seg_lo.size)
-                limit = self._object_limits(seg_lo, seg_hi)
-                heavy = np.flatnonzero(per_segment > limit)
+            owner = [np.searchsorted(seg_lo, pos, "right") - 1 for _, pos, _ in payload]
+            per_segment = sum(np.bincount(np.clip(o, 0, None), minlength=seg_lo.size) for o in owner)
+            heavy = np.flatnonzero(per_segment > self._object_limits(seg_lo, seg_hi))
+            if heavy.size:
+                self.stats.object_fallbacks += heavy.size
+                parts.append(self._rescan(filled, heavy, seg_lo, seg_hi, count))
+            for (table, pos, entry), o in zip(payload, owner):
                 if heavy.size:
-                    self.stats.object_fallbacks += heavy.size
-                    seg = np.searchsorted(seg_lo, anchor, "right") - 1
-                    light = ~np.isin(seg, heavy)
-                    anchor, piece = anchor[light], piece[light]
-                    parts.append(self._rescan(full, filled, heavy, seg_lo, seg_hi, count))
-            parts.append(self.engine.verify(filled.buffer, anchor, piece, seg_lo, seg_hi, count))
-            if self.engine.sweep_pieces.size:
+                    light = ~np.isin(o, heavy)
+                    count.candidates += int(np.count_nonzero(~light))
+                    pos, entry = pos[light], entry[light]
+                parts.append(self.engine.check(filled.buffer, table, pos, entry, seg_lo, seg_hi, count, self.verify))
+            if self.engine.sweep_pieces.size and self.verify:
                 parts.append(self.engine.sweep(filled.buffer, seg_lo, seg_hi, count))
             found = _merge(parts)
+        self.stats.candidates += count.candidates
         self.stats.checks += count.checks
         self.stats.seconds["verify"] += time.perf_counter() - t
         return found
@@ -263,11 +295,11 @@ class Scanner:
             return np.full(seg_lo.size, self.object_threshold)
         return OBJECT_FLOOR + (seg_hi - seg_lo) * DEFAULT_OBJECT_PER_BYTE
 
-    def _rescan(self, full: Engine, filled: Filled, heavy: np.ndarray, seg_lo, seg_hi, count) -> Occurrences:
+    def _rescan(self, filled: Filled, heavy: np.ndarray, seg_lo, seg_hi, count) -> Occurrences:
         """The heavy object parts alone through the full CPU pass, each as its own range."""
         parts = []
         for k in heavy.tolist():
-            found = full.scan_segments(filled.buffer, seg_lo[k : k + 1], seg_hi[k : k + 1], count)
+            found = self.full_engine().scan(filled.buffer, seg_lo[k : k + 1], seg_hi[k : k + 1], count, self.verify)
             found.segment[:] = k
             parts.append(found)
         return _merge(parts)

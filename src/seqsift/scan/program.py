@@ -33,6 +33,7 @@ class Program:
     prefix_min: np.ndarray  # int32: bytes from the piece start to the run start
     prefix_max: np.ndarray  # int32
     anchors: list[bytes]  # each piece's exact run
+    literal: np.ndarray  # uint8: 1 when the piece is exact bytes only (its anchor is the whole piece)
     # signatures
     sig_first: np.ndarray  # int32: first piece
     sig_pieces: np.ndarray  # int32
@@ -44,6 +45,21 @@ class Program:
     @property
     def n_pieces(self) -> int:
         return int(self.piece_sig.size)
+
+    @property
+    def arrays(self) -> tuple:
+        """What the kernels read (_cpu.match_piece and _check index it by position): the ops, and
+        per piece one row of PIECE_INFO columns, so a candidate's piece costs one cache line."""
+        info = np.stack([self.piece_ops[:-1], self.piece_ops[1:], self.prefix_min, self.prefix_max,
+                         self.anchor_len, self.literal.astype(np.int32)], axis=1).astype(np.int32)
+        op_byte = (self.op_a & 0xFF).astype(np.uint8)  # a literal's bytes, 4x denser than op_a
+        return (self.op_kind, self.op_a, self.op_b, self.opt_lo, self.opt_len, self.opt_val, self.opt_mask,
+                np.ascontiguousarray(info), op_byte)
+
+    @property
+    def max_starts(self) -> int:
+        """The most starts one candidate can stand for (a gap or uneven alternative before the anchor)."""
+        return int(np.max(self.prefix_max - self.prefix_min, initial=0)) + 1
 
     @property
     def max_span(self) -> int:
@@ -109,6 +125,7 @@ def compile_program(signatures: SignatureSet) -> Program:
         op_kind, op_a, op_b, i32(opt_lo), i32(opt_len), np.asarray(opt_val, np.uint8), np.asarray(opt_mask, np.uint8),
         piece_ops, i32(piece_sig), i32(piece_rank), i32(piece_max), np.fromiter(map(len, anchors), np.int32, len(anchors)),
         i32(prefix_min), i32(prefix_max), anchors,
+        np.asarray([p.literal is not None for sig in signatures.signatures for p in sig.pieces], np.uint8),
         sig_first, i32(sig_pieces), np.asarray(gap_after, np.int64),
         np.asarray(offset_kind, np.int8), np.asarray(offset, np.int64), np.asarray(shift, np.int64),
     )

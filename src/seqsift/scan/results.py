@@ -77,32 +77,42 @@ class Collector:
         if not self.raw:
             keep &= ~first | _offset_ok(prog, sig, start, sizes[seg])
         seg, piece, sig, start, end = seg[keep], piece[keep], sig[keep], start[keep], end[keep]
+        pending = [self._pending.setdefault(sg.obj.index, _Pending()) for sg in filled.segments]
         single = ~self.multi[piece]
-        for k, segment in enumerate(filled.segments):
-            pending = self._pending.setdefault(segment.obj.index, _Pending())
-            mine = seg == k
-            one = mine & single
-            if one.any():
-                self._add_single(pending, sig[one], start[one])
-            chained = mine & ~single
-            if chained.any():
-                self._add_chained(pending, piece[chained], sig[chained], start[chained], end[chained])
+        if single.any():
+            self._add_single(pending, seg[single], sig[single], start[single])
+        if not single.all():
+            chained = ~single
+            seg, piece, sig, start, end = seg[chained], piece[chained], sig[chained], start[chained], end[chained]
+            order = np.lexsort((piece, end, seg))  # the greedy chain takes occurrences by their end
+            for k in np.unique(seg).tolist():
+                rows = order[seg[order] == k]
+                self._add_chained(pending[k], piece[rows], sig[rows], start[rows], end[rows])
         done = []
         for segment in filled.segments:
             if segment.last:
                 done.append(self._finish(segment.obj))
         return done
 
-    def _add_single(self, pending: _Pending, sig: np.ndarray, start: np.ndarray) -> None:
-        order = np.lexsort((start, sig))
-        sig, start = sig[order], start[order]
-        cuts = np.flatnonzero(np.diff(sig)) + 1
-        for s_group, st_group in zip(np.split(sig, cuts), np.split(start, cuts)):
-            s = int(s_group[0])
-            pending.counts[s] = pending.counts.get(s, 0) + st_group.size
-            listed = pending.offsets.setdefault(s, [])
+    def _add_single(self, pending: list[_Pending], seg: np.ndarray, sig: np.ndarray, start: np.ndarray) -> None:
+        """Count distinct starts per (object part, signature) and keep the first offsets."""
+        key = seg * np.int64(len(self.names)) + sig
+        order = np.lexsort((start, key))
+        key, start = key[order], start[order]
+        fresh = np.ones(key.size, bool)
+        fresh[1:] = (key[1:] != key[:-1]) | (start[1:] != start[:-1])  # one row per start
+        key, start = key[fresh], start[fresh]
+        cuts = np.flatnonzero(np.diff(key)) + 1
+        heads = np.concatenate([[0], cuts]).astype(np.int64)
+        sizes = np.diff(np.append(heads, key.size))
+        n = np.int64(len(self.names))
+        for h, size in zip(heads.tolist(), sizes.tolist()):
+            k, s = divmod(int(key[h]), int(n))
+            into = pending[k]
+            into.counts[s] = into.counts.get(s, 0) + size
+            listed = into.offsets.setdefault(s, [])
             if len(listed) < MAX_OFFSETS:
-                listed.extend(st_group[: MAX_OFFSETS - len(listed)].tolist())
+                listed.extend(start[h : h + min(size, MAX_OFFSETS - len(listed))].tolist())
 
     def _add_chained(self, pending: _Pending, piece, sig, start, end) -> None:
         prog = self.program

@@ -9,7 +9,8 @@ table with the missing tag bytes masked off (the CPU's short table).
 StrideFilter is the CPU's faster prefilter: it probes only every S-th position with the 8 bytes
 found there. A piece whose run holds at least 7+S bytes is indexed at S consecutive 8-byte
 windows, so one of them lines up with a probed position wherever the run occurs. A filter of
-hashed windows (a cache-resident blocked Bloom filter) rejects almost every position before the hash buckets are read.
+hashed windows (a cache-resident blocked Bloom filter) rejects almost every position before the
+hash table (open addressing: window and owner in one 16-byte slot, one cache line a probe) is read.
 """
 
 from __future__ import annotations
@@ -19,12 +20,32 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from seqsift.scan._cpu import hash_windows
+from seqsift.scan._cpu import EMPTY, fill_slots, hash_windows
 from seqsift.scan.program import Program
 
 KEYS = 1 << 16
 TAG = 4
 WINDOW = 8
+
+
+SAMPLE_BYTES = 4 << 20
+
+
+def pair_log_probability(sample: np.ndarray | None) -> np.ndarray:
+    """log P(byte pair), indexed a | b << 8: half a prior, half a sample of the data to be
+    scanned. The prior puts half its mass on a byte followed by itself, since runs (0x00, 0xff,
+    0xcc and 0x90 padding, spaces) are what binaries and text repeat most; a sample, being one
+    buffer, cannot speak for every file. The filters index each signature where this model
+    finds it rarest, so a signature holding a run or a sequence common in the data is not
+    probed there."""
+    prior = np.full(KEYS, 0.5 / KEYS)
+    prior[np.arange(256) * 257] += 0.5 / 256
+    p = prior
+    if sample is not None and sample.size > 1:
+        a = sample[:SAMPLE_BYTES].astype(np.int64)
+        counts = np.bincount(a[:-1] | (a[1:] << 8), minlength=KEYS)
+        p = 0.5 * prior + 0.5 * counts / counts.sum()
+    return np.log(p)
 
 
 @dataclass
@@ -59,14 +80,15 @@ class KeyTagTable:
         return int(self.piece.size)
 
 
-def build_key_tag_table(program: Program, pieces: np.ndarray, bloom_bits: int = 0) -> KeyTagTable:
+def build_key_tag_table(program: Program, pieces: np.ndarray, bloom_bits: int = 0,
+                        pair_logp: np.ndarray | None = None) -> KeyTagTable:
     """Entries for the given pieces (each anchor at least 2 bytes); with bloom_bits, a Bloom filter
     of hashed tag+key windows in front, about bloom_bits bits per entry (every anchor then needs
     6 bytes)."""
     flat, offsets = _flatten([program.anchors[p] for p in pieces.tolist()])
     if np.any(np.diff(offsets) < 2):
         raise ValueError("the table needs anchors of at least 2 bytes")
-    keys, tags, masks, rels = _place_keys(flat, offsets)
+    keys, tags, masks, rels = _place_keys(flat, offsets, pair_log_probability(None) if pair_logp is None else pair_logp)
     keys_a = keys
     order = np.argsort(keys_a, kind="stable")
     starts = np.zeros(KEYS + 1, np.int64)
@@ -92,11 +114,11 @@ def _flatten(runs: list[bytes]) -> tuple[np.ndarray, np.ndarray]:
 
 
 @njit(cache=True)
-def _place_keys(flat, offsets):
+def _place_keys(flat, offsets, pair_logp):
     """Per anchor flat[offsets[k]:offsets[k+1]]: its key, tag, tag mask and tag offset in the run.
-    A 6-byte or longer run takes the key position whose bucket is least full so far, preferring
-    keys without 0x00/0xff bytes (the commonest in binaries) on a tie; a shorter run takes its last
-    two bytes as key and masks off the tag bytes it lacks."""
+    A 6-byte or longer run takes the key position whose bucket is least full so far and, among
+    those, the tag + key the pair model finds rarest; a shorter run takes its last two bytes as
+    key and masks off the tag bytes it lacks."""
     n = offsets.size - 1
     load = np.zeros(KEYS, np.int64)
     keys = np.empty(n, np.int64)
@@ -107,13 +129,12 @@ def _place_keys(flat, offsets):
         lo = offsets[k]
         r = offsets[k + 1] - lo
         if r >= TAG + 2:
-            best, best_cost = 0, np.int64(1) << 62
+            best, best_load, best_lp = 0, np.int64(1) << 62, np.inf
             for t in range(r - TAG - 1):
-                b0, b1 = flat[lo + t + TAG], flat[lo + t + TAG + 1]
-                key = np.int64(b0) | (np.int64(b1) << 8)
-                cost = load[key] * 4 + (b0 == 0 or b0 == 255) + (b1 == 0 or b1 == 255)
-                if cost < best_cost:
-                    best, best_cost = t, cost
+                key = np.int64(flat[lo + t + TAG]) | (np.int64(flat[lo + t + TAG + 1]) << 8)
+                lp = _window_logp(flat, lo + t, TAG + 2, pair_logp)
+                if load[key] < best_load or (load[key] == best_load and lp < best_lp):
+                    best, best_load, best_lp = t, load[key], lp
             t = best
         else:
             t = r - TAG - 2
@@ -127,6 +148,35 @@ def _place_keys(flat, offsets):
         load[key] += 1
         keys[k], tags[k], masks[k], rels[k] = key, tag, mask, t
     return keys, tags, masks, rels
+
+
+@njit(inline="always")
+def _window_logp(flat, at, length, pair_logp):
+    """log P of flat[at:at+length] under the pair model, as independent disjoint pairs."""
+    lp = 0.0
+    for i in range(0, length - 1, 2):
+        lp += pair_logp[np.int64(flat[at + i]) | (np.int64(flat[at + i + 1]) << 8)]
+    return lp
+
+
+@njit(cache=True)
+def _stride_offsets(flat, offsets, stride, pair_logp):
+    """Per anchor, where its S consecutive windows start: the place where the pair model
+    expects the fewest chance hits (the sum of the windows' probabilities)."""
+    n = offsets.size - 1
+    out = np.empty(n, np.int64)
+    for k in range(n):
+        lo = offsets[k]
+        span = offsets[k + 1] - lo - (WINDOW + stride - 1)
+        best, best_p = 0, np.inf
+        for o in range(span + 1):
+            p = 0.0
+            for j in range(stride):
+                p += np.exp(_window_logp(flat, lo + o + j, WINDOW, pair_logp))
+            if p < best_p:
+                best, best_p = o, p
+        out[k] = lo + best
+    return out
 
 
 def _bloom(windows: np.ndarray, word_bits: int) -> np.ndarray:
@@ -149,14 +199,22 @@ class StrideFilter:
     stride: int
     bloom: np.ndarray  # uint64 blocked Bloom filter
     bloom_shift: int
-    bucket_shift: int
-    starts: np.ndarray  # int64 [2**bucket_bits + 1]
-    values: np.ndarray  # uint64: the 8-byte window
-    piece: np.ndarray  # int32
-    rel: np.ndarray  # int32: window start minus anchor start
+    slot_shift: int
+    slots: np.ndarray  # uint64 [2**k, 2]: (distinct 8-byte window, its index u)
+    owner_start: np.ndarray  # int64: window u is owned by owners[owner_start[u]:owner_start[u+1]]
+    owners: np.ndarray  # uint64: piece << 32 | window start minus anchor start
 
     def __len__(self) -> int:
-        return int(self.piece.size)
+        return int(self.owners.size)
+
+    @property
+    def most_owners(self) -> int:
+        """The most pieces sharing one window: the candidates one probe can raise."""
+        return int(np.diff(self.owner_start).max(initial=0))
+
+    @property
+    def arrays(self) -> tuple:
+        return self.stride, self.bloom, self.bloom_shift, self.slot_shift, self.slots, self.owner_start, self.owners
 
 
 def stride_min_anchor(stride: int) -> int:
@@ -164,24 +222,26 @@ def stride_min_anchor(stride: int) -> int:
     return WINDOW + stride - 1
 
 
-def build_stride_filter(program: Program, pieces: np.ndarray, stride: int, bits_per_window: int = 16) -> StrideFilter:
+def build_stride_filter(program: Program, pieces: np.ndarray, stride: int, bits_per_window: int = 16,
+                        pair_logp: np.ndarray | None = None) -> StrideFilter:
     """S windows per piece; a Bloom filter of about bits_per_window bits per window in front of
     hash buckets holding about one window each."""
     flat, offsets = _flatten([program.anchors[p] for p in pieces.tolist()])
     if np.any(np.diff(offsets) < stride_min_anchor(stride)):
         raise ValueError(f"stride {stride} needs anchors of at least {stride_min_anchor(stride)} bytes")
-    at = offsets[:-1, None] + np.arange(stride)  # window starts: S per anchor
+    first = _stride_offsets(flat, offsets, stride, pair_log_probability(None) if pair_logp is None else pair_logp)
+    at = first[:, None] + np.arange(stride)  # window starts: S per anchor
     v = np.ascontiguousarray(flat[at[..., None] + np.arange(WINDOW)]).view("<u8").reshape(-1).astype(np.uint64)
     owner = np.repeat(np.asarray(pieces, np.int32), stride)
-    rels = np.tile(np.arange(stride, dtype=np.int32), len(pieces))
-    n = max(v.size, 1)
+    rels = (at - offsets[:-1, None]).astype(np.int32).reshape(-1)
+    metas = (owner.astype(np.uint64) << np.uint64(32)) | rels.astype(np.uint32).astype(np.uint64)
+    distinct, which = np.unique(v, return_inverse=True)  # signatures sharing a window share its slot
+    order = np.argsort(which, kind="stable")
+    owner_start = np.zeros(distinct.size + 1, np.int64)
+    np.cumsum(np.bincount(which, minlength=distinct.size), out=owner_start[1:])
+    n = max(distinct.size, 1)
     words = bloom_words(n, bits_per_window)
-    bucket_bits = int(np.clip(np.ceil(np.log2(n)), 10, 24))
-    bucket = (hash_windows(v) >> np.uint64(64 - bucket_bits)).astype(np.int64)
-    order = np.argsort(bucket, kind="stable")
-    starts = np.zeros((1 << bucket_bits) + 1, np.int64)
-    np.cumsum(np.bincount(bucket, minlength=1 << bucket_bits), out=starts[1:])
-    return StrideFilter(
-        stride, _bloom(v, words), 64 - words, 64 - bucket_bits, starts,
-        v[order], owner[order], rels[order],
-    )
+    slot_bits = int(np.clip(np.ceil(np.log2(2 * n)), 10, 26))  # load factor at most 1/2
+    slots = np.full((1 << slot_bits, 2), EMPTY, np.uint64)
+    fill_slots(hash_windows(distinct), distinct, 64 - slot_bits, slots)
+    return StrideFilter(stride, _bloom(distinct, words), 64 - words, 64 - slot_bits, slots, owner_start, metas[order])
