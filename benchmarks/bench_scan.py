@@ -198,6 +198,7 @@ def main() -> None:
     if args is None:
         return
     tree, files = build_binaries(GiB)
+    tree = Path(os.path.realpath(tree))  # the listing holds resolved paths: tools must print the same
     if args.quick:
         files = files[: np.searchsorted(np.cumsum([f.stat().st_size for f in files]), 128 << 20)]
         tree = DATA / "scan" / "quick"
