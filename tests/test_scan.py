@@ -342,3 +342,14 @@ def test_filter_count_stats_are_counted():
     found = eng.scan(buf, np.array([PAD]), np.array([PAD + 64]), count)
     assert count.candidates >= 1 and found.start.tolist() == [PAD + 5]
     assert len(build_key_tag_table(eng.program, eng.seed_pieces)) == 1
+
+
+@pytest.mark.parametrize("filter", ["stride", "table"])
+def test_threads_split_a_buffer_the_same(filter):
+    """A buffer large enough to be cut between threads gives what one thread gives."""
+    data = np.random.default_rng(8).integers(0, 16, 600_000, dtype=np.uint8).tobytes()
+    rng = random.Random(8)
+    sigs = from_strings([(f"s{k}", random_signature(rng, data, rng.randint(8, 40))) for k in range(200)])
+    one = engine_view(scan([data], sigs, filter=filter, threads=1, buffer_size=1 << 20))
+    two = engine_view(scan([data], sigs, filter=filter, threads=2, buffer_size=1 << 20))
+    assert one == two and one[0]

@@ -10,6 +10,7 @@ from seqsift.alignment.pairwise import Alignment, align
 from seqsift.errors import BackendUnavailable, FormatError, InputError, SeqsiftError
 from seqsift.find.api import RecordHits, find, find_count, find_records
 from seqsift.fmindex.api import FMIndex
+from seqsift.scan.api import scan
 
 __all__ = [
     "__version__",
@@ -24,4 +25,5 @@ __all__ = [
     "find",
     "find_count",
     "find_records",
+    "scan",
 ]
