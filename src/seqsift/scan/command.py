@@ -49,10 +49,10 @@ def add_parser(sub, parent: argparse.ArgumentParser) -> None:
                    help="report raw filter candidates ('CANDIDATE') instead of verified matches")
     p.add_argument("--block-threshold", type=int, metavar="N",
                    help="a buffer with more filter candidates is verified by one full CPU pass "
-                   "(default: buffer bytes / 64)")
+                   "(default: buffer bytes / 48, the measured crossover)")
     p.add_argument("--object-threshold", type=int, metavar="N",
                    help="an object part with more candidates is rescanned whole on the CPU "
-                   "(default: 4096 + its bytes / 16)")
+                   "(default: 4096 + its bytes / 48)")
     p.set_defaults(run=run)
 
 

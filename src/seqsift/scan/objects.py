@@ -11,7 +11,6 @@ buffers, whatever the corpus.
 from __future__ import annotations
 
 import errno
-import io
 import os
 import shutil
 import stat
@@ -174,7 +173,7 @@ class BufferFiller:
         for obj in self.objects:
             try:
                 if obj.data is not None:
-                    self._stream = io.BytesIO(obj.data)
+                    self._stream = _MemoryStream(obj.data)
                     obj.size = len(obj.data)
                 else:
                     self._stream = open(obj.open_path, "rb", buffering=0)
@@ -213,3 +212,31 @@ class BufferFiller:
         self._stream = None
         self._current = None
         self._tail_len = 0
+
+
+class _MemoryStream:
+    """readinto()/read()/seek() over an in-memory object without copying it first (io.BytesIO
+    copies its whole input); numpy's copy releases the GIL, so filling overlaps filtering."""
+
+    def __init__(self, data):
+        self.data = np.frombuffer(data, np.uint8)
+        self.pos = 0
+
+    def readinto(self, view) -> int:
+        out = np.frombuffer(view, np.uint8)
+        n = min(out.size, self.data.size - self.pos)
+        out[:n] = self.data[self.pos : self.pos + n]
+        self.pos += n
+        return n
+
+    def read(self, n: int) -> bytes:
+        chunk = self.data[self.pos : self.pos + n].tobytes()
+        self.pos += len(chunk)
+        return chunk
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        self.pos = offset if whence == 0 else self.pos + offset
+        return self.pos
+
+    def close(self) -> None:
+        pass

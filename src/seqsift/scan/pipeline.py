@@ -35,9 +35,10 @@ from seqsift.scan.table import SAMPLE_BYTES, TAG, stride_min_anchor
 DEFAULT_BUFFER = 8 << 20
 MIN_BUFFERS = 3
 # Candidates per buffer byte, and per object-part byte (plus a floor), past which the
-# candidates are dropped for a full CPU pass: see docs/benchmarks.md, "Scanning: thresholds".
-DEFAULT_BLOCK_PER_BYTE = 1 / 64
-DEFAULT_OBJECT_PER_BYTE = 1 / 16
+# candidates are dropped for a full CPU pass: the measured crossover was 1/95 to 1/23 candidates
+# per byte (docs/benchmarks.md, "Thresholds"); 1/48 is its geometric middle.
+DEFAULT_BLOCK_PER_BYTE = 1 / 48
+DEFAULT_OBJECT_PER_BYTE = 1 / 48
 OBJECT_FLOOR = 4096
 
 
