@@ -35,12 +35,13 @@ test-gpu: $(VENV)/.installed-test
 
 # The peers the benchmarks compare against, from Debian (run as root, once).
 bench-peers:
-	apt-get install -y ripgrep grep bwa bowtie2 samtools parasail ssw-align
+	apt-get install -y ripgrep grep bwa bowtie2 samtools parasail ssw-align clamav
 
 bench: $(VENV)/.installed-bench
 	$(BIN)/python benchmarks/bench_find.py
 	$(BIN)/python benchmarks/bench_fmindex.py
 	$(BIN)/python benchmarks/bench_align.py
+	$(BIN)/python benchmarks/bench_scan.py
 
 clean:
 	rm -rf $(VENV) build src/*.egg-info bench-data
