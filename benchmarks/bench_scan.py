@@ -249,7 +249,10 @@ def main() -> None:
     args = bench_args(__doc__, DATA / "bench_scan.json", markdown, lambda p: (
         p.add_argument("--quick", action="store_true", help="a 128 MiB corpus and the 30k sets only"),
         p.add_argument("--peers", default="hyperscan,ahocorasick,grep,clamscan"),
-        p.add_argument("--thresholds", action="store_true", help="only measure the threshold crossover (needs the sets)")))
+        p.add_argument("--thresholds", action="store_true", help="only measure the threshold crossover (needs the sets)"),
+        p.add_argument("--sets", help="comma-separated set names to run (default: all)"),
+        p.add_argument("--merge", action="store_true",
+                       help="update the tools measured now in an existing --json, keeping the other tools' entries")))
     if args is None:
         return
     tree, files = build_binaries(GiB)
@@ -275,10 +278,23 @@ def main() -> None:
               "hyperscan": _pkg("hyperscan"), "pyahocorasick": _pkg("pyahocorasick"),
               "grep": tool_version(["grep", "--version"]), "clamscan": tool_version(["clamscan", "--version"]),
               "corpus_bytes": total, "files": len(files), "runs": args.runs, "sets": []}
+    wanted = set(args.sets.split(",")) if args.sets else None
+    earlier = json.loads(args.json.read_text()) if args.merge and args.json.exists() else None
     for k, (name, n, present) in enumerate(SETS[:4] if args.quick else SETS):
+        if wanted and name not in wanted:
+            continue
         ndb, lines = write_set(name, make_signatures(files, n, present, seed=k))
-        result["sets"].append(bench_set(name, ndb, lines, listing, tree, total, args))
-        args.json.write_text(json.dumps(result, indent=1))
+        measured = bench_set(name, ndb, lines, listing, tree, total, args)
+        if earlier is not None:
+            old = next(s for s in earlier["sets"] if s["set"] == name)
+            old["tools"].update(measured["tools"])
+            earlier.setdefault("reruns", []).append({"date": result["date"], "set": name, "tools": list(measured["tools"])})
+            args.json.write_text(json.dumps(earlier, indent=1))
+        else:
+            result["sets"].append(measured)
+            args.json.write_text(json.dumps(result, indent=1))
+    if earlier is not None:
+        result = earlier
     print(markdown(result))
 
 

@@ -353,3 +353,20 @@ def test_threads_split_a_buffer_the_same(filter):
     one = engine_view(scan([data], sigs, filter=filter, threads=1, buffer_size=1 << 20))
     two = engine_view(scan([data], sigs, filter=filter, threads=2, buffer_size=1 << 20))
     assert one == two and one[0]
+
+
+def test_candidates_past_the_row_buffer_are_verified_in_turns(monkeypatch):
+    """Dense true hits overflow a thread's candidate rows many times; memory stays at the row
+    buffer and nothing is lost."""
+    from seqsift.scan import engine as engine_module
+
+    monkeypatch.setattr(engine_module, "ROW_BUFFER", 4)
+    data = b"AB" * 4000 + b"xyz" + b"AB" * 3000
+    sigs = [("ab", ("AB" * 10).encode().hex()), ("ba", ("BA" * 9).encode().hex()), ("x", b"BxyzAB".hex())]
+    for verify in (True, False):
+        got = scan([data], from_strings(sigs), threads=1, verify=verify)[0]
+        counts = {m.name: m.count for m in got.matches}
+        if verify:
+            assert counts == {name: len(naive.signature_starts(data, body)) for name, body in sigs}
+        else:
+            assert counts["ab"] >= len(naive.signature_starts(data, sigs[0][1]))

@@ -28,6 +28,7 @@ FILTERS = ("stride", "table")
 DEFAULT_STRIDE = 8
 TABLE_BLOOM_BITS = 16  # Bloom filter bits per entry in front of the table (stride mode)
 _MIN_SPLIT = 1 << 16  # below this many bytes a buffer is filtered by one thread
+ROW_BUFFER = 1 << 18  # candidate rows a thread holds before verifying them (6 MiB)
 
 
 @dataclass
@@ -82,7 +83,7 @@ class Engine:
             self.stride_filter = build_stride_filter(prog, strided, stride, pair_logp=self.pair_logp) if strided.size else None
             self.mid_table = build_key_tag_table(prog, mid, TABLE_BLOOM_BITS, self.pair_logp) if mid.size else None
         self._scratch = [self._new_scratch() for _ in range(max(threads, 1))]
-        self._rows = [_new_rows(1 << 16) for _ in range(max(threads, 1))]  # stride candidates, reused
+        self._rows = [_new_rows(ROW_BUFFER) for _ in range(max(threads, 1))]  # stride candidates, reused
         self._starts = (self.program.prefix_max - self.program.prefix_min + 1).astype(np.int64)  # per piece
 
     @property
@@ -123,24 +124,26 @@ class Engine:
 
     def verify(self, buf: np.ndarray, rows: tuple, seg_lo: np.ndarray, seg_hi: np.ndarray, count: FilterCount,
                verify: bool = True) -> Occurrences:
-        """Candidate rows (anchor, segment, piece) to occurrences: each start the piece's prefix
-        allows tried against the whole piece; unverified, the earliest start as it is."""
+        """Candidate rows (anchor, segment, piece) to occurrences, split between the threads."""
+        parts = self._split(0, rows[0].size, 1, granule=1 << 14)
+        done = self._map(lambda r, k: self._verify_part(buf, tuple(x[r[0] : r[1]] for x in rows), seg_lo, seg_hi, k, verify),
+                         parts, with_index=True)
+        count.checks += sum(checks for _, checks in done)
+        return _merge([found for found, _ in done])
+
+    def _verify_part(self, buf, rows: tuple, seg_lo, seg_hi, k: int, verify: bool) -> tuple[Occurrences, int]:
+        """On thread k: each start the piece's prefix allows tried against the whole piece; or,
+        unverified, the earliest start as it is. Returns the occurrences (never views of rows,
+        which the caller reuses) and the starts tried."""
         anchor, seg, piece = rows
         prog = self.program
         if not verify:
             first = np.maximum(anchor - prog.prefix_max[piece], seg_lo[seg])
-            return Occurrences(seg, piece.astype(np.int32), first, anchor + prog.anchor_len[piece])
-        starts = self._starts[piece]
-        count.checks += int(starts.sum())
-
-        def run(r, k):
-            part = tuple(x[r[0] : r[1]] for x in rows)
-            size = int(starts[r[0] : r[1]].sum())
-            out = (np.empty(size, np.int64), np.empty(size, np.int32), np.empty(size, np.int64), np.empty(size, np.int64))
-            m = _cpu.verify_rows(buf, part, r[1] - r[0], seg_lo, seg_hi, self.prog_arrays, *self._scratch[k], out)
-            return Occurrences(*(o[:m] for o in out))
-
-        return _merge(self._map(run, self._split(0, seg.size, 1, granule=1 << 14), with_index=True))
+            return Occurrences(seg.copy(), piece.astype(np.int32), first, anchor + prog.anchor_len[piece]), 0
+        size = int(self._starts[piece].sum())
+        out = (np.empty(size, np.int64), np.empty(size, np.int32), np.empty(size, np.int64), np.empty(size, np.int64))
+        m = _cpu.verify_rows(buf, rows, anchor.size, seg_lo, seg_hi, self.prog_arrays, *self._scratch[k], out)
+        return Occurrences(*(o[:m] for o in out)), size
 
     def scan(self, buf: np.ndarray, seg_lo: np.ndarray, seg_hi: np.ndarray, count: FilterCount,
              verify: bool = True) -> Occurrences:
@@ -152,21 +155,26 @@ class Engine:
         if self.filter == "stride" and f is not None:
             per = max(f.most_owners, 1)
 
+            if self._rows[0][0].size < 4 * per:
+                self._rows = [_new_rows(4 * per) for _ in self._rows]
+
             def run(r, k):
+                """Thread k's share: filter into its row buffer, verifying each time it fills, so
+                memory stays at one row buffer however many candidates the data raises."""
                 counts = np.zeros(1, np.int64)
-                found, at = [], r[0]
-                while True:
+                found, checks, at = [], 0, r[0]
+                while at < r[1]:
                     rows = self._rows[k]
                     n, at = _cpu.stride_rows(buf, at, r[1], f.arrays, seg_lo, seg_hi, per, rows, counts)
-                    found.append(tuple(x[:n].copy() for x in rows))
-                    if at >= r[1]:
-                        return found, int(counts[0])
-                    self._rows[k] = _new_rows(max(2 * rows[0].size, 4 * per))  # kept for the next buffers
+                    occurrences, tried = self._verify_part(buf, tuple(x[:n] for x in rows), seg_lo, seg_hi, k, verify)
+                    found.append(occurrences)
+                    checks += tried
+                return _merge(found), int(counts[0]), checks
 
-            for found, candidates in self._map(run, self._split(lo, hi, f.stride), with_index=True):
+            for found, candidates, checks in self._map(run, self._split(lo, hi, f.stride), with_index=True):
                 count.candidates += candidates
-                rows = tuple(np.concatenate(col) for col in zip(*found))
-                parts.append(self.verify(buf, rows, seg_lo, seg_hi, count, verify))
+                count.checks += checks
+                parts.append(found)
         for table in self.candidate_tables():
             pos, entry = self.table_candidates(table, buf, lo, hi)
             parts.append(self.check(buf, table, pos, entry, seg_lo, seg_hi, count, verify))
