@@ -23,6 +23,7 @@ ANY_OFFSET, FROM_START, FROM_EOF = 0, 1, 2
 MAX_PIECE_SPAN = 1 << 16
 _HEX = re.compile(r"[0-9a-fA-F?]{2}")
 _LITERAL = re.compile(r"(?:[0-9a-fA-F]{2})+")
+_SIMPLE_NDB = re.compile(r"([^:]+):\d+:\*:((?:[0-9a-fA-F]{2})+)")
 _GAP = re.compile(r"\{(\d*)(-?)(\d*)\}")
 _OFFSET = re.compile(r"^(?:(\*)|(?:(EOF-)?(\d+))(?:,(\d+))?)$")
 
@@ -186,6 +187,10 @@ def parse_line(line: str, path: str, lineno: int, default_name: str) -> Signatur
     if not text or text.startswith("#"):
         return None
     where = f"{path}:{lineno}"
+    simple = _SIMPLE_NDB.fullmatch(text)
+    if simple:  # Name:N:*:hex, the common form: one literal piece, no further parsing
+        data = bytes.fromhex(simple.group(2))
+        return Signature(simple.group(1), (Piece((), len(data), len(data), data),), (), ANY_OFFSET, 0, 0, where)
     try:
         if ":" in text:
             fields = text.split(":")
