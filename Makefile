@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test test-cpu test-gpu bench bench-peers clean
+.PHONY: demo test test-cpu test-gpu browser bench bench-peers clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -27,8 +27,14 @@ demo: $(VENV)/.installed-base
 # The whole suite with the JIT on, then the GPU kernels under the CUDA simulator.
 test: test-cpu test-gpu
 
-test-cpu: $(VENV)/.installed-test
+test-cpu: $(VENV)/.installed-test browser
 	$(BIN)/python -m pytest -m "not cuda"
+
+# The Filter Lab's end-to-end test drives Debian's Chromium (installed here when missing; needs root).
+browser:
+	@command -v chromium >/dev/null && command -v chromedriver >/dev/null || \
+		apt-get install -y -q chromium chromium-driver || \
+		(apt-get update -q && apt-get install -y -q chromium chromium-driver)
 
 test-gpu: $(VENV)/.installed-test
 	NUMBA_ENABLE_CUDASIM=1 $(BIN)/python -m pytest -m cuda

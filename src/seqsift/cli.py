@@ -58,13 +58,14 @@ def build_parser() -> argparse.ArgumentParser:
     from seqsift.find import command as find_command
     from seqsift.fmindex import commands as fmindex_commands
     from seqsift.fmindex import check, simulate, stats
+    from seqsift.lab import command as lab_command
     from seqsift.scan import command as scan_command
 
     parser = argparse.ArgumentParser(prog="seqsift", description="Find patterns in large data fast.")
     parser.add_argument("--version", action="version", version=f"seqsift {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     parent = common_options()
-    for module in (find_command, scan_command, fmindex_commands, simulate, check, stats, align_command, demo):
+    for module in (find_command, scan_command, lab_command, fmindex_commands, simulate, check, stats, align_command, demo):
         module.add_parser(sub, parent)
     return parser
 

@@ -1,0 +1,36 @@
+"""`seqsift lab`: serve the Filter Lab on this machine only (127.0.0.1) and open it in a browser."""
+
+from __future__ import annotations
+
+import argparse
+import threading
+import webbrowser
+
+
+def add_parser(sub, parent: argparse.ArgumentParser) -> None:
+    from seqsift.cli import positive_int
+
+    p = sub.add_parser("lab", parents=[parent], help="the Filter Lab: watch scanning throughput fall as candidates rise",
+                       description="Serves a local web page (127.0.0.1 only) that runs real scans on synthetic "
+                       "data with a chosen hit rate, buffer size and thresholds, and plots what each stage costs.")
+    p.add_argument("--port", type=positive_int, default=8050, help="port on 127.0.0.1 (default: %(default)s)")
+    p.add_argument("--no-browser", action="store_true", help="do not open a browser")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from seqsift.cli import warn
+    from seqsift.errors import UsageError
+
+    try:
+        from seqsift.lab.server import make_app, warm_up
+        app = make_app()
+    except ImportError as exc:
+        raise UsageError(f"the Lab needs Dash ({exc}): pip install 'seqsift[lab]'") from None
+    url = f"http://127.0.0.1:{args.port}/"
+    warm_up()
+    warn(args, f"serving the Filter Lab at {url} (Ctrl-C to stop)")
+    if not args.no_browser:
+        threading.Timer(1.0, webbrowser.open, (url,)).start()
+    app.run(host="127.0.0.1", port=args.port, debug=False)
+    return 0

@@ -1,0 +1,145 @@
+"""The Filter Lab: experiment limits and counts, the JSON API, and the page in a real headless
+Chromium (Debian's chromium + chromium-driver, driven by selenium)."""
+
+import re
+import shutil
+import socket
+import threading
+import time
+
+import pytest
+
+from seqsift.errors import UsageError
+from seqsift.lab import server
+from seqsift.lab.experiment import SLOT, Cancelled, Settings, run
+
+
+@pytest.mark.parametrize("field,value", [("signatures", 999), ("signatures", 200_001), ("hit_rate", 0.51),
+                                         ("data_mb", 257), ("buffer_mb", 0), ("threads", 0), ("block_threshold", -1)])
+def test_limits_are_enforced_with_a_message(field, value):
+    with pytest.raises(UsageError, match=field):
+        Settings(**{field: value}).check()
+
+
+def test_hits_rise_with_the_hit_rate():
+    none = run(Settings(signatures=1000, data_mb=2, buffer_mb=1))
+    some = run(Settings(signatures=1000, data_mb=2, buffer_mb=1, hit_rate=0.2))
+    planted = round(0.2 * (2 << 20) // SLOT)
+    assert none["candidates"] == none["confirmed"] == 0
+    assert some["confirmed"] >= planted and some["candidates"] >= some["confirmed"]
+    assert some["buffers"] == 2 and set(some["stage_ms_per_buffer"]) == {"fill", "filter", "readback", "verify"}
+
+
+def test_overflow_past_65536_signatures():
+    result = run(Settings(signatures=70_000, data_mb=1, buffer_mb=1))
+    assert result["table"]["one_per_key_lost"] >= 70_000 - 65_536
+    assert "would lose" in server._overflow(result["table"])
+
+
+def test_cancel_and_busy():
+    cancel = threading.Event()
+    cancel.set()
+    with pytest.raises(Cancelled):
+        run(Settings(signatures=1000, data_mb=2, buffer_mb=1), cancel)
+    client = server.make_app().server.test_client()
+    assert server._busy.acquire(blocking=False)
+    try:
+        reply = client.post("/api/run", json={"signatures": 1000, "data_mb": 1})
+        assert reply.status_code == 409 and "already running" in reply.json["message"]
+    finally:
+        server._busy.release()
+
+
+def test_api_runs_and_refuses_bad_settings():
+    client = server.make_app().server.test_client()
+    reply = client.post("/api/run", json={"signatures": 1000, "data_mb": 1, "buffer_mb": 1, "hit_rate": 0.1})
+    assert reply.status_code == 200 and reply.json["confirmed"] > 0 and reply.json["throughput_mbps"] > 0
+    assert client.post("/api/run", json={"hit_rate": 0.9}).status_code == 400
+    assert client.post("/api/run", json={"nonsense": 1}).status_code == 400
+    page = client.get("/")
+    assert page.status_code == 200 and b"_dash-config" in page.data
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def lab_url():
+    app = server.make_app()
+    server.warm_up()
+    port = _free_port()
+    threading.Thread(target=app.run, kwargs={"host": "127.0.0.1", "port": port, "debug": False}, daemon=True).start()
+    for _ in range(100):
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            break
+        except OSError:
+            time.sleep(0.1)
+    return f"http://127.0.0.1:{port}/"
+
+
+def _browser():
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    binary, driver = shutil.which("chromium"), shutil.which("chromedriver")
+    if not binary or not driver:
+        pytest.fail("the Lab's browser test needs Debian's chromium and chromium-driver (make test installs them)")
+    options = webdriver.ChromeOptions()
+    options.binary_location = binary
+    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"):
+        options.add_argument(flag)
+    return webdriver.Chrome(service=Service(driver), options=options)
+
+
+def test_page_in_a_real_browser_shows_throughput_falling(lab_url, tmp_path):
+    """Run at 0% hits, move the hit-rate slider to 50%, run again: the chart gains a point and the
+    throughput the page reports is lower (candidates and checks cost it: 2.6x or more here)."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    browser = _browser()
+    try:
+        browser.get(lab_url)
+        wait = WebDriverWait(browser, 120)
+        wait.until(lambda b: b.find_elements(By.ID, "run"))
+        for box, value in (("data_mb", "16"), ("signatures", "5000")):
+            field = browser.find_element(By.ID, box)
+            field.send_keys(Keys.CONTROL, "a")
+            field.send_keys(value, Keys.TAB)
+        browser.find_element(By.ID, "run").click()
+        wait.until(lambda b: "MB/s" in b.find_element(By.ID, "status").text)
+        first = browser.find_element(By.ID, "status").text
+        handle = browser.find_element(By.CSS_SELECTOR, "#hit_rate [role=slider]")  # the thumb: End moves it to 50
+        handle.click()
+        handle.send_keys(Keys.END)
+        browser.find_element(By.ID, "run").click()
+        wait.until(lambda b: "at 50% hits" in b.find_element(By.ID, "status").text)
+        second = browser.find_element(By.ID, "status").text
+        wait.until(lambda b: len(b.find_elements(By.CSS_SELECTOR, "#throughput .scatterlayer .point")) == 2)
+        browser.save_screenshot(str(tmp_path / "lab.png"))
+    finally:
+        browser.quit()
+    rate = lambda text: float(re.search(r"([\d.]+) MB/s", text).group(1))  # noqa: E731
+    assert "at 0% hits" in first and rate(second) < rate(first)
+
+
+def test_command_serves_on_localhost_only(monkeypatch):
+    import dash
+
+    from seqsift.cli import main
+    from seqsift.lab import command
+
+    served, opened = {}, []
+    monkeypatch.setattr(dash.Dash, "run", lambda self, **kw: served.update(kw))
+    monkeypatch.setattr(command.threading, "Timer", lambda delay, fn, args: type("T", (), {"start": lambda s: opened.append(args)})())
+    monkeypatch.setattr(server, "warm_up", lambda: None)
+    assert main(["lab", "--port", "8123", "--no-browser", "-q"]) == 0
+    assert served == {"host": "127.0.0.1", "port": 8123, "debug": False} and opened == []
+    assert main(["lab", "--port", "8124", "-q"]) == 0
+    assert opened == [("http://127.0.0.1:8124/",)]
