@@ -73,31 +73,6 @@ def table_filter(data, lo, hi, starts, tags, masks, bloom, bloom_shift, out_pos,
     return n, hi
 
 
-@njit(nogil=True, boundscheck=False, cache=True)
-def stride_filter(data, lo, hi, stride, bloom, bloom_shift, bucket_shift, starts, values, out_pos, out_entry):
-    """Probe positions lo, lo+stride, ... < hi with the 8 bytes there: the Bloom filter of hashed
-    windows first, then the hash bucket's exact 8-byte values. Candidates are (position, entry)."""
-    base = uint64(data.ctypes.data)
-    cap = out_pos.size
-    n = 0
-    i = lo
-    while i < hi:
-        w = load_u64(base + uint64(i))
-        h = window_hash(w)
-        if bloom_test(bloom, bloom_shift, h):
-            k = h >> uint64(bucket_shift)
-            e0, e1 = starts[k], starts[k + 1]
-            if e1 - e0 > cap - n:
-                return n, i
-            for e in range(e0, e1):
-                if values[e] == w:
-                    out_pos[n] = i
-                    out_entry[n] = e
-                    n += 1
-        i += stride
-    return n, hi
-
-
 @njit(inline="always", nogil=True, boundscheck=False)
 def match_piece(data, start, end, p, kind, a, b, opt_lo, opt_len, opt_val, opt_mask, info, op_byte, cur, nxt):
     """The least end of piece p matched at data[start:], inside data[:end]; -1 when it does not
