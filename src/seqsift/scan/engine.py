@@ -13,7 +13,7 @@ Every path ends in the same verifier, so the verified occurrences do not depend 
 from __future__ import annotations
 
 from concurrent.futures import Executor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -49,7 +49,6 @@ class Occurrences:
 class FilterCount:
     candidates: int = 0  # raw filter candidates (the seed's candidate ids)
     checks: int = 0  # piece starts verified
-    times: dict = field(default_factory=dict)
 
 
 class Engine:

@@ -57,11 +57,6 @@ class Program:
                 np.ascontiguousarray(info), op_byte)
 
     @property
-    def max_starts(self) -> int:
-        """The most starts one candidate can stand for (a gap or uneven alternative before the anchor)."""
-        return int(np.max(self.prefix_max - self.prefix_min, initial=0)) + 1
-
-    @property
     def max_span(self) -> int:
         return int(self.piece_max.max()) if self.piece_max.size else 0
 
