@@ -88,7 +88,7 @@ class Scanner:
                              f"give at least {4 * span}")
         self.buffer_size = buffer_size
         self.carry = max(span - 1, 0)
-        self.buffers = max(buffers, 1)
+        self.buffers = buffers
         self.verify = verify
         self.block_threshold = block_threshold if block_threshold is not None else int(buffer_size * DEFAULT_BLOCK_PER_BYTE)
         self.object_threshold = object_threshold
@@ -218,9 +218,10 @@ class Scanner:
                 free.put(filled.buffer)
                 self.stats.files += len(done)
                 yield from done
-        finally:
+        finally:  # wake both stages wherever they wait, so an early stop never hangs on them
             stop.set()
             free.put(None)
+            filled_q.put(None)
             for t in threads:
                 t.join(timeout=5)
             self.stats.wall = time.perf_counter() - t0
