@@ -216,7 +216,7 @@ def thresholds(files: list[Path], limit: int) -> dict:
         row = {}
         for mode, block in (("one_by_one", 1 << 62), ("full_pass", 0)):
             with Scanner(sigs, filter="table", threads=1, block_threshold=block, object_threshold=1 << 62) as sc:
-                for _ in sc.scan(objects_of(chosen, False, []), lambda p, w: None):
+                for _ in sc.scan(objects_of(chosen), lambda p, w: None):
                     pass
                 row[mode] = {"verify_s": sc.stats.seconds["verify"], "candidates": sc.stats.candidates,
                              "filter_s": sc.stats.seconds["filter"]}

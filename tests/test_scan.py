@@ -227,7 +227,7 @@ def test_thresholds_fall_back_to_the_full_pass_with_the_same_hits():
         with Scanner(from_strings(sigs), filter="table", block_threshold=block, object_threshold=obj) as scanner:
             from seqsift.scan.api import objects_of
 
-            got = engine_view(list(scanner.scan(objects_of(objects, False, []), lambda p, w: None)))
+            got = engine_view(list(scanner.scan(objects_of(objects), lambda p, w: None)))
             assert got == want
             assert scanner.stats.block_fallbacks + scanner.stats.object_fallbacks > 0
 

@@ -100,3 +100,27 @@ def test_no_verify_and_filter_switches(tree, capsys):
     assert "Test.Sig-1 FOUND" in capsys.readouterr().out
     assert main(["scan", "--db", str(db), "--buffer-size", "16", bad]) == 2
     assert "too small" in capsys.readouterr().err
+
+
+def test_an_early_stop_leaves_no_pipeline_thread_behind():
+    """A consumer that stops early (an error, Ctrl-C) wakes both stages wherever they wait."""
+    import threading
+
+    from seqsift.scan.api import objects_of
+    from seqsift.scan.pipeline import Scanner
+    from seqsift.scan.signatures import from_strings
+
+    with Scanner(from_strings([SIG.hex()]), buffer_size=1024) as scanner:
+        results = scanner.scan(objects_of([bytes(1000)] * 200), lambda p, w: None)
+        next(results)
+        results.close()
+    alive = [t.name for t in threading.enumerate() if t.name in ("seqsift-fill", "seqsift-filter")]
+    assert alive == []
+
+
+def test_objects_without_a_report_callback_raise_on_a_bad_path(tmp_path):
+    from seqsift.errors import InputError
+    from seqsift.scan.api import objects_of
+
+    with pytest.raises(InputError, match="no such file"):
+        list(objects_of([str(tmp_path / "missing")]))

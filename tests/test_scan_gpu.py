@@ -43,6 +43,6 @@ def test_gpu_pipeline_matches_cpu(block_threshold):
     want = oracle(objects, sigs)
     with Scanner(from_strings(sigs), backend="cuda", buffer_size=512, gpu_config=TINY,
                  block_threshold=block_threshold) as scanner:
-        got = list(scanner.scan(objects_of(objects, False, []), lambda p, w: None))
+        got = list(scanner.scan(objects_of(objects), lambda p, w: None))
     assert_same(engine_view(got), want)
     assert (scanner.stats.block_fallbacks > 0) == (block_threshold == 0)

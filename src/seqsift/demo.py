@@ -96,10 +96,10 @@ def _scan_part(args: argparse.Namespace, genome: np.ndarray) -> None:
     seqsift.scan([text[: 1 << 20]], hexes[:10], threads=args.threads)  # compile first
     start = time.perf_counter()
     with Scanner(from_strings(hexes), threads=args.threads) as scanner:
-        list(scanner.scan(objects_of([text[: 1 << 20]], False, []), lambda path, why: None))  # builds the tables
+        list(scanner.scan(objects_of([text[: 1 << 20]]), lambda path, why: None))  # builds the tables
         loaded = time.perf_counter() - start
         start = time.perf_counter()
-        list(scanner.scan(objects_of([text], False, []), lambda path, why: None))
+        list(scanner.scan(objects_of([text]), lambda path, why: None))
         took = time.perf_counter() - start
     print(f"   Speed: 30,000 random signatures of 16-64 bytes loaded in {loaded:.2f} s, then "
           f"{len(text) >> 20} MiB scanned at {len(text) / took / 1e9:.2f} GB/s")

@@ -93,7 +93,7 @@ def run(settings: Settings, cancel: threading.Event | None = None) -> dict:
         stats = scanner.stats
         confirmed = 0
         start = time.perf_counter()
-        for result in scanner.scan(objects_of(objects, False, []), lambda path, why: None):
+        for result in scanner.scan(objects_of(objects), lambda path, why: None):
             confirmed += sum(m.count for m in result.matches)
             if cancel.is_set():
                 raise Cancelled("cancelled")

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import os
-from typing import Iterable, Union
+from typing import Callable, Iterable, Union
 
-from seqsift.errors import UsageError
+from seqsift.errors import InputError, UsageError
 from seqsift.scan.objects import ScanObject, walk
 from seqsift.scan.pipeline import DEFAULT_BUFFER, Scanner
 from seqsift.scan.results import ObjectResult
@@ -27,9 +27,13 @@ def as_signatures(signatures) -> SignatureSet:
     return from_strings(items)
 
 
-def objects_of(sources: Iterable[Source], recursive: bool, errors: list[tuple[str, str]]):
-    """ScanObjects in order: in-memory sources named <memory:k>, paths walked (errors collected)."""
-    report = lambda path, why: errors.append((path, why))  # noqa: E731
+def objects_of(sources: Iterable[Source], recursive: bool = False, report: Callable[[str, str], None] | None = None):
+    """ScanObjects in order: in-memory sources named <memory:k>, paths walked. A path that cannot
+    be scanned goes to report(path, why), the same callback Scanner.scan takes, or without one is
+    an InputError."""
+    if report is None:
+        def report(path: str, why: str) -> None:
+            raise InputError(path, why)
     index = 0
     for k, source in enumerate(sources):
         if isinstance(source, (bytes, bytearray, memoryview)):
@@ -54,5 +58,6 @@ def scan(sources: Source | Iterable[Source], signatures, *, recursive: bool = Fa
     errors: list[tuple[str, str]] = []
     with Scanner(as_signatures(signatures), backend=backend, threads=threads, buffer_size=buffer_size,
                  filter=filter, verify=verify) as scanner:
-        results = list(scanner.scan(objects_of(sources, recursive, errors), lambda p, w: errors.append((p, w))))
+        report = lambda path, why: errors.append((path, why))  # noqa: E731
+        results = list(scanner.scan(objects_of(sources, recursive, report), report))
     return results + [ObjectResult(path, 0, [], why) for path, why in errors]

@@ -85,8 +85,7 @@ def run(args: argparse.Namespace) -> int:
                 out.write(_json({"seqsift": __version__, "command": ["seqsift", *sys.argv[1:]],
                                  "backend": scanner.backend, "signatures": len(signatures)}))
             word = "CANDIDATE" if args.no_verify else "FOUND"
-            collected: list = []
-            for result in scanner.scan(objects_of(sources, args.recursive, collected), report):
+            for result in scanner.scan(objects_of(sources, args.recursive, report), report):
                 path = "(standard input)" if spooled and result.path == spooled else result.path
                 if result.error:
                     report(path, result.error)
@@ -98,8 +97,6 @@ def run(args: argparse.Namespace) -> int:
                         out.write(_json({"path": path, "signature": m.name, "count": m.count, "offsets": m.offsets}))
                     else:
                         out.write(f"{path}: {m.name} {word}\n".encode(errors="surrogateescape"))
-            for path, why in collected:
-                report(path, why)
             if not args.no_summary:
                 out.write(_summary(args, scanner, found_files, time.perf_counter() - started))
         if args.stats:
