@@ -143,3 +143,14 @@ def test_command_serves_on_localhost_only(monkeypatch):
     assert served == {"host": "127.0.0.1", "port": 8123, "debug": False} and opened == []
     assert main(["lab", "--port", "8124", "-q"]) == 0
     assert opened == [("http://127.0.0.1:8124/",)]
+
+
+def test_a_busy_port_is_a_clear_error(capsys):
+    from seqsift.cli import main
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        assert main(["lab", "--port", str(port), "--no-browser"]) == 2
+    assert f"--port {port}" in capsys.readouterr().err

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import socket
 import threading
 import webbrowser
 
@@ -27,6 +28,12 @@ def run(args: argparse.Namespace) -> int:
         app = make_app()
     except ImportError as exc:
         raise UsageError(f"the Lab needs Dash ({exc}): pip install 'seqsift[lab]'") from None
+    with socket.socket() as probe:  # a clear error (exit 2) rather than the server's own exit 1
+        try:
+            probe.bind(("127.0.0.1", args.port))
+        except OSError as exc:
+            raise UsageError(f"--port {args.port}: 127.0.0.1:{args.port} is not free ({exc.strerror}); "
+                             "give another port") from None
     url = f"http://127.0.0.1:{args.port}/"
     warm_up()
     warn(args, f"serving the Filter Lab at {url} (Ctrl-C to stop)")
