@@ -2,4 +2,5 @@
 
 from seqsift.cli import entry
 
-entry()
+if __name__ == "__main__":  # not when a worker process re-imports it (multiprocessing spawn)
+    entry()

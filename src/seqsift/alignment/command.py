@@ -4,18 +4,18 @@ per query, as BLAST tabular, a custom BLAST column list, readable pairs, or SAM 
 from __future__ import annotations
 
 import argparse
-import math
+import contextlib
 
 from seqsift import __version__
 from seqsift.alignment import scoring as scorings
-from seqsift.alignment.database import Database, DatabaseHit, search_database
+from seqsift import distributed
+from seqsift.alignment.database import Database
 from seqsift.errors import UsageError
+from seqsift.ordered import in_order
 
 DEFAULT_COLUMNS = "qseqid sseqid pident length mismatch gapopen qstart qend sstart send evalue bitscore".split()
 COLUMNS = set(DEFAULT_COLUMNS) | {"score", "cigar", "qlen", "slen", "nident", "qseq", "sseq"}
-# Karlin-Altschul parameters (lambda, K) of gapped alignment, from NCBI BLAST's tables, for the
-# (matrix, open, extend) where they are known; elsewhere evalue and bitscore print as NA.
-KARLIN = {("BLOSUM62", 11, 1): (0.267, 0.041)}
+QUERIES_PER_PARTITION = 16
 
 
 def add_parser(sub, parent: argparse.ArgumentParser) -> None:
@@ -40,6 +40,7 @@ def add_parser(sub, parent: argparse.ArgumentParser) -> None:
     p.add_argument("--gap-extend", type=int, help="default 1 with a matrix, 2 with --dna")
     p.add_argument("--outfmt", default="6", help="'6' BLAST tabular, '6 qseqid sseqid score ...' chosen columns "
                    f"({', '.join(sorted(COLUMNS))}), 'pair' readable alignments, 'sam' (DNA)")
+    distributed.add_options(p, f"queries (default {QUERIES_PER_PARTITION})")
     p.set_defaults(run=run)
 
 
@@ -78,7 +79,9 @@ def read_fasta(path) -> tuple[list[str], list[bytes]]:
 
 
 def run(args: argparse.Namespace) -> int:
+    from seqsift.alignment.report import AlignReport, load, run_queries
     from seqsift.backend import resolve_unmeasured
+    from seqsift.cli import warn
     from seqsift.io.writers import atomic_output
     from seqsift.progress import Progress
 
@@ -86,69 +89,43 @@ def run(args: argparse.Namespace) -> int:
     scoring = scoring_from(args)
     if fmt == "sam" and not scoring.is_dna:
         raise UsageError("--outfmt sam is for DNA: add --dna")
+    per_task = args.partition or QUERIES_PER_PARTITION
+    if per_task < 1:
+        raise UsageError(f"--partition {per_task}: give at least 1 query")
     q_names, q_seqs = read_fasta(args.queries)
     d_names, d_seqs = read_fasta(args.database)
-    db = Database(d_names, d_seqs, scoring)
-    backend = resolve_unmeasured(args.backend)
-    karlin = KARLIN.get((scoring.name, scoring.gap_open, scoring.gap_extend))
-    progress = Progress("align", len(q_seqs), enabled=not args.quiet, unit=" queries")
-    with atomic_output(args.output) as out:
+    db = Database(d_names, d_seqs, scoring)  # built here whatever runs the queries: bad letters fail at once
+    options = (scoring, args.top, args.mode, fmt, columns)
+    queries = list(zip(q_names, q_seqs))
+    with contextlib.ExitStack() as stack:
+        if args.dask:
+
+            client = stack.enter_context(distributed.connect(args.dask))
+            distributed.announce(client, lambda text: warn(args, text))
+            progress = Progress("align", -(-len(queries) // per_task), enabled=not args.quiet, unit=" partitions")
+            stack.callback(progress.close)
+            shared = distributed.share_files(client, load, [args.database], (*options, args.backend))
+            parts = (queries[k : k + per_task] for k in range(0, len(queries), per_task))
+            texts = distributed.map_ordered(client, shared, run_queries, parts, progress.advance)
+        else:
+            progress = Progress("align", len(queries), enabled=not args.quiet, unit=" queries")
+            stack.callback(progress.close)
+            report = AlignReport(db, *options, resolve_unmeasured(args.backend))
+            texts = _counted(in_order(report, ([q] for q in queries), args.threads), progress)
+        out = stack.enter_context(atomic_output(args.output))
         if fmt == "sam":
             out.write(_sam_header(d_names, d_seqs).encode())
-        for k, (name, seq) in enumerate(zip(q_names, q_seqs)):
-            hits = search_database([seq], db, top=args.top, mode=args.mode, threads=1, backend=backend)[0]
-            if fmt == "6":
-                text = "".join(_tabular(name, len(seq), h, columns, karlin, db) for h in hits)
-            elif fmt == "pair":
-                text = "".join(_pair(name, h, scoring) for h in hits)
-            else:
-                text = "".join(_sam(name, seq, h) for h in hits)
-            out.write(text.encode())
-            progress.advance(1)
-    progress.close()
+        for text in texts:
+            out.write(text)
     return 0
 
 
-def _tabular(qname: str, qlen: int, hit: DatabaseHit, columns: list[str], karlin, db: Database) -> str:
-    a = hit.alignment
-    values = {
-        "qseqid": qname, "sseqid": hit.name, "score": str(hit.score), "length": str(a.length),
-        "pident": f"{100 * a.identities / a.length:.3f}" if a.length else "0.000", "nident": str(a.identities),
-        "mismatch": str(a.mismatches), "gapopen": str(a.gap_opens), "qstart": str(a.query_start + 1),
-        "qend": str(a.query_end), "sstart": str(a.target_start + 1), "send": str(a.target_end), "cigar": a.cigar or "*",
-        "qlen": str(qlen), "slen": str(len(db.codes[hit.target])), "qseq": a.query_aligned, "sseq": a.target_aligned,
-    }
-    if karlin:
-        lam, K = karlin
-        values["bitscore"] = f"{(lam * hit.score - math.log(K)) / math.log(2):.1f}"
-        values["evalue"] = f"{K * qlen * db.residues() * math.exp(-lam * hit.score):.2e}"
-    else:
-        values["bitscore"] = values["evalue"] = "NA"
-    return "\t".join(values[c] for c in columns) + "\n"
-
-
-def _pair(qname: str, hit: DatabaseHit, scoring: scorings.Scoring) -> str:
-    a = hit.alignment
-    lines = [f"# {qname} vs {hit.name}: score {hit.score}, {a.identities}/{a.length} identical, cigar {a.cigar or '*'} "
-             f"({scoring.name}, gap {scoring.gap_open}+{scoring.gap_extend}L)"]
-    qi, ti = a.query_start, a.target_start
-    for k in range(0, a.length, 60):
-        qa, ml, ta = a.query_aligned[k : k + 60], a.match_line[k : k + 60], a.target_aligned[k : k + 60]
-        q_used = len(qa) - qa.count("-")
-        t_used = len(ta) - ta.count("-")
-        lines += [f"Query  {qi + 1:>8}  {qa}  {qi + q_used}", f"{'':17}{ml}", f"Target {ti + 1:>8}  {ta}  {ti + t_used}", ""]
-        qi, ti = qi + q_used, ti + t_used
-    return "\n".join(lines) + "\n"
+def _counted(texts, progress):
+    for text in texts:
+        yield text
+        progress.advance(1)
 
 
 def _sam_header(names: list[str], seqs: list[bytes]) -> str:
     lines = ["@HD\tVN:1.6\tSO:unsorted"] + [f"@SQ\tSN:{n}\tLN:{max(1, len(s))}" for n, s in zip(names, seqs)]
     return "\n".join(lines + [f"@PG\tID:seqsift\tPN:seqsift\tVN:{__version__}"]) + "\n"
-
-
-def _sam(qname: str, seq: bytes, hit: DatabaseHit) -> str:
-    a = hit.alignment
-    if not a.length:
-        return ""
-    clip = (f"{a.query_start}S" if a.query_start else "") + a.cigar + (f"{len(seq) - a.query_end}S" if a.query_end < len(seq) else "")
-    return f"{qname}\t0\t{hit.name}\t{a.target_start + 1}\t255\t{clip}\t*\t0\t0\t{seq.decode()}\t*\tAS:i:{hit.score}\n"

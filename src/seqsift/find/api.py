@@ -256,22 +256,23 @@ class FindJob:
         self, source: str | os.PathLike, revcomp: bool, count_only: bool, progress: Progress | None = None
     ) -> Iterator[RecordHits | int]:
         """Per batch of records, in order: RecordHits sorted by record, position, strand; or a count."""
+        m = len(sequence_pattern(self.pattern))
+        for batch in read_batches(source, self.chunk_size, overlap=m - 1):
+            yield self.batch_hits(batch, revcomp, count_only)
+            if progress:
+                progress(int(batch.seq.size))
+
+    def batch_hits(self, batch: SequenceBatch, revcomp: bool, count_only: bool) -> RecordHits | int:
+        """One batch of record pieces (carrying the pattern's overlap): its hits, or their count."""
         forward = sequence_pattern(self.pattern)
         strands = [("+", forward)]
         if revcomp:
             strands.append(("-", reverse_complement(forward)))
         m = len(forward)
-        searchers = None
-        for batch in read_batches(source, self.chunk_size, overlap=m - 1):
-            if searchers is None:
-                searchers = [(s, self._record_searcher(self._plan(p, batch.seq))) for s, p in strands]
-            found = [(s, search(batch, m, count_only)) for s, search in searchers]
-            if count_only:
-                yield sum(f for _, f in found)
-            else:
-                yield _record_hits(batch, found)
-            if progress:
-                progress(int(batch.seq.size))
+        found = [(s, self._record_searcher(self._plan(p, batch.seq))(batch, m, count_only)) for s, p in strands]
+        if count_only:
+            return sum(f for _, f in found)
+        return _record_hits(batch, found)
 
     def _plan(self, pattern: bytes, data: np.ndarray | None) -> SearchPlan:
         """The plan for pattern, made once per job: its probe bytes are chosen by their rarity

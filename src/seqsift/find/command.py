@@ -7,6 +7,7 @@ import sys
 
 from seqsift import __version__
 from seqsift import backend as backends
+from seqsift import distributed
 from seqsift.errors import InputError, UsageError
 from seqsift.find.api import DEFAULT_CHUNK_SIZE, FindJob, as_pattern
 from seqsift.find.pack import regular_size
@@ -36,6 +37,7 @@ def add_parser(sub, parent: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="JSON Lines output, opening with a provenance object")
     p.add_argument("--chunk-size", type=parse_size, default=DEFAULT_CHUNK_SIZE, metavar="SIZE",
                    help="bytes read at a time; bounds memory (default: 64M)")
+    distributed.add_options(p, "bytes (bases with --fasta) (default 64M)", parse_size)
     p.set_defaults(run=run)
 
 
@@ -69,7 +71,9 @@ def run(args: argparse.Namespace) -> int:
         if progress.enabled and not args.fasta:  # --fasta counts bases, not file bytes
             progress.total = _total_size(readable)
         try:
-            if args.fasta:
+            if args.dask:
+                results = _on_cluster(args, pattern, readable, progress)
+            elif args.fasta:
                 results = ((p, job.record_hits(p, args.revcomp, args.count, progress.advance)) for p in readable)
             else:
                 results = job.search_files(readable, args.count, progress.advance)
@@ -81,6 +85,34 @@ def run(args: argparse.Namespace) -> int:
         warn(args, f"results written to {args.output}")
     failed = len(readable) < len(files)
     return EXIT_ERROR if failed else EXIT_FOUND if found else EXIT_NONE
+
+
+def _on_cluster(args: argparse.Namespace, pattern: bytes, paths: list[str], progress: Progress):
+    """(path, its results) per path, as FindJob gives them, computed by Dask workers."""
+    from seqsift.cli import warn
+    from seqsift.find import cluster
+
+    partition = args.partition or cluster.DEFAULT_PARTITION
+    if partition < 1:
+        raise UsageError(f"--partition {partition}: give at least 1 byte")
+    with distributed.connect(args.dask) as client:
+        distributed.announce(client, lambda text: warn(args, text))
+        progress.unit, progress.total = " partitions", None
+        job = distributed.share_object(client, pattern, cluster.new_job, (args.chunk_size, args.backend), exclusive=True)
+        m = len(pattern)
+        if args.fasta:
+            tagged = ((k, part) for k, p in enumerate(paths)
+                      for part in cluster.record_parts(p, m, partition, args.revcomp, args.count))
+            done = distributed.map_tagged(client, job, cluster.search_batch, tagged, progress.advance)
+        else:
+            files = [p for p in paths if p != STDIN]
+            spans = cluster.spans_of(paths, m, partition, distributed.workers_see(client, files, thorough=False))
+            groups = ((g, (g, args.count)) for g in cluster.groups(spans, partition))
+            done = ((span.source, result) for g, results in
+                    distributed.map_tagged(client, job, cluster.search_spans, groups, progress.advance)
+                    for span, result in zip(g, results))
+        for k, parts in distributed.by_source(len(paths), done):
+            yield paths[k], parts
 
 
 def _write_results(path: str, parts, args: argparse.Namespace, writer: RowWriter) -> int:

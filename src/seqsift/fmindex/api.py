@@ -79,9 +79,20 @@ class FMIndex:
         """Occurrences of each read in the reference, both strands together."""
         return self.searcher().count(*encode_reads(reads))
 
-    def locate(self, reads: list[bytes | str], max_hits: int = 100) -> list[tuple[int, list[Hit]]]:
-        """(count, first max_hits hits in reference order) of each read."""
-        found = self.searcher().hits(*encode_reads(reads), max_hits)
+    def locate(self, reads: "list[bytes | str] | str | os.PathLike", max_hits: int = 100) -> list[tuple[int, list[Hit]]]:
+        """(count, first max_hits hits in reference order) of each read: a list of sequences, or
+        the path of a FASTQ/FASTA file of reads."""
+        if isinstance(reads, (str, os.PathLike)):
+            from seqsift.fmindex.reference import READ_CODE
+            from seqsift.io.reads import read_reads
+
+            return [hit for batch in read_reads(reads, code_table=READ_CODE)
+                    for hit in self.locate_codes(batch.codes, batch.bounds, max_hits)]
+        return self.locate_codes(*encode_reads(reads), max_hits)
+
+    def locate_codes(self, codes: np.ndarray, bounds: np.ndarray, max_hits: int = 100) -> list[tuple[int, list[Hit]]]:
+        """locate() of reads already encoded (codes 0-3, 255 for other letters, and bounds)."""
+        found = self.searcher().hits(codes, bounds, max_hits)
         record, position = self.reference.to_record(found.text_pos)
         names = self.names
         hits = [Hit(names[r], int(p), "+-"[s]) for r, p, s in zip(record.tolist(), position.tolist(), found.strand.tolist())]

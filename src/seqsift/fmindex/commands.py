@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import shlex
 import sys
 import time
-from collections import deque
-from concurrent.futures import ThreadPoolExecutor
 
 
+from seqsift import distributed
 from seqsift.errors import UsageError
+from seqsift.ordered import in_order
 from seqsift.fmindex.query import SHORTCUTS, SearchOptions
 
 BATCH_READS = 1 << 16
@@ -50,6 +51,7 @@ def add_parser(sub, parent: argparse.ArgumentParser) -> None:
     g.add_argument("--interleave", type=positive_int, default=SearchOptions.width,
                    help="searches advanced in lockstep, 1 = one at a time (default %(default)s)")
     g.add_argument("--batch-reads", type=positive_int, default=BATCH_READS, help=argparse.SUPPRESS)
+    distributed.add_options(p, f"reads (default {BATCH_READS})")
     p.set_defaults(run=run_search)
 
 
@@ -77,54 +79,46 @@ def run_index(args: argparse.Namespace) -> int:
 
 
 def run_search(args: argparse.Namespace) -> int:
-    from seqsift.cli import EXIT_FOUND, EXIT_NONE
+    from seqsift.cli import EXIT_FOUND, EXIT_NONE, warn
     from seqsift import backend as backends
     from seqsift.fmindex.api import FMIndex
-    from seqsift.fmindex.output import name_table, sam, sam_header, tsv
+    from seqsift.fmindex.output import sam_header
+    from seqsift.fmindex.read_search import ReadSearch, load, run_batch
     from seqsift.fmindex.reference import READ_CODE
     from seqsift.io.openers import check_readable
     from seqsift.io.reads import read_reads
     from seqsift.io.writers import atomic_output
+    from seqsift.progress import Progress
 
     if args.max_hits < 0:
         raise UsageError(f"--max-hits {args.max_hits}: give 0 (count only) or more")
     if args.format == "sam" and args.max_hits == 0:
         raise UsageError("--format sam needs positions: give --max-hits 1 or more")
-    backend = backends.resolve_unmeasured(args.backend)
-    index = FMIndex.load(args.index)
+    batch_reads = args.partition or args.batch_reads
+    if batch_reads < 1:
+        raise UsageError(f"--partition {batch_reads}: give at least 1 read")
+    index = FMIndex.load(args.index)  # checked here whatever runs the batches: a bad index fails at once
     check_readable(args.reads)
     options = SearchOptions(kmer_table=not args.no_kmer_table, shortcut=args.shortcut, width=args.interleave)
-    searcher = index.searcher(options, backend)
-    names = index.names
-    packed_names = name_table(names)
-    write = sam if args.format == "sam" else tsv
-
-    def work(batch):
-        found = searcher.hits(batch.codes, batch.bounds, args.max_hits)
-        record, position = index.reference.to_record(found.text_pos)
-        return write(batch, found, record, position, packed_names), bool(found.counts.any())
-
     matched = False
-    with atomic_output(args.output) as out:
+    with contextlib.ExitStack() as stack:
+        batches = read_reads(args.reads, batch_reads, READ_CODE)
+        if args.dask:
+
+            client = stack.enter_context(distributed.connect(args.dask))
+            distributed.announce(client, lambda text: warn(args, text))
+            progress = Progress("search", None, enabled=not args.quiet, unit=" partitions")
+            stack.callback(progress.close)
+            shared = distributed.share_files(client, load, [args.index],
+                                             (options, args.backend, args.max_hits, args.format))
+            results = distributed.map_ordered(client, shared, run_batch, batches, progress.advance)
+        else:
+            job = ReadSearch(index, options, backends.resolve_unmeasured(args.backend), args.max_hits, args.format)
+            results = in_order(job, batches, args.threads)
+        out = stack.enter_context(atomic_output(args.output))
         if args.format == "sam":
-            out.write(sam_header(names, index.reference.lengths, shlex.join(["seqsift"] + sys.argv[1:])))
-        for text, hit in _in_order(work, read_reads(args.reads, args.batch_reads, READ_CODE), args.threads):
+            out.write(sam_header(index.names, index.reference.lengths, shlex.join(["seqsift"] + sys.argv[1:])))
+        for text, hit in results:
             out.write(text)
             matched |= hit
     return EXIT_FOUND if matched else EXIT_NONE
-
-
-def _in_order(work, batches, threads: int):
-    """work(batch) for every batch, results in input order. One thread does everything itself
-    (so -t 1 is one core); more keep a few batches in flight on a pool while this thread parses."""
-    if threads == 1:
-        yield from map(work, batches)
-        return
-    with ThreadPoolExecutor(threads) as pool:
-        pending: deque = deque()
-        for batch in batches:
-            pending.append(pool.submit(work, batch))
-            if len(pending) > 2 * threads:
-                yield pending.popleft().result()
-        while pending:
-            yield pending.popleft().result()

@@ -219,7 +219,7 @@ def read_reads(source: str | os.PathLike, batch_reads: int = 1 << 16, code_table
             if err != _OK:
                 raise FormatError(path, line + err_line, _message(err, byte))
             if reads:
-                yield ReadBatch(raw=data, seq=seq[: bounds[reads]], codes=codes[: bounds[reads]],
+                yield ReadBatch(raw=data[:used], seq=seq[: bounds[reads]], codes=codes[: bounds[reads]],
                                 bounds=bounds[: reads + 1], name_lo=name_lo[:reads],
                                 name_hi=name_hi[:reads], qual_lo=qual_lo[:reads], first=index)
                 index += reads

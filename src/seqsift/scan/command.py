@@ -9,6 +9,7 @@ import sys
 import time
 
 from seqsift import __version__
+from seqsift import distributed
 from seqsift.errors import UsageError
 from seqsift.io.writers import atomic_output
 from seqsift.scan.api import objects_of
@@ -53,6 +54,7 @@ def add_parser(sub, parent: argparse.ArgumentParser) -> None:
     p.add_argument("--object-threshold", type=int, metavar="N",
                    help="an object part with more candidates is rescanned whole on the CPU "
                    "(default: 4096 + its bytes / 48)")
+    distributed.add_options(p, "bytes of files (default 64M; a file is never split)", parse_size)
     p.set_defaults(run=run)
 
 
@@ -76,16 +78,16 @@ def run(args: argparse.Namespace) -> int:
     found_files = 0
     try:
         sources = [spooled if p == STDIN else p for p in paths]
-        with Scanner(signatures, backend=args.backend, threads=args.threads, buffer_size=args.buffer_size,
-                     buffers=args.buffers, filter=args.filter, stride=args.stride, verify=not args.no_verify,
-                     block_threshold=args.block_threshold, object_threshold=args.object_threshold) as scanner, \
+        with Scanner(signatures, threads=args.threads, **_options(args)) as scanner, \
                 atomic_output(args.output) as out:
             _load_report(args, scanner)
             if args.json:
                 out.write(_json({"seqsift": __version__, "command": ["seqsift", *sys.argv[1:]],
                                  "backend": scanner.backend, "signatures": len(signatures)}))
             word = "CANDIDATE" if args.no_verify else "FOUND"
-            for result in scanner.scan(objects_of(sources, args.recursive, report), report):
+            objects = objects_of(sources, args.recursive, report)
+            results = _on_cluster(args, scanner, objects, report) if args.dask else scanner.scan(objects, report)
+            for result in results:
                 path = "(standard input)" if spooled and result.path == spooled else result.path
                 if result.error:
                     report(path, result.error)
@@ -105,6 +107,43 @@ def run(args: argparse.Namespace) -> int:
         if spooled:
             os.unlink(spooled)
     return EXIT_ERROR if errors else EXIT_FOUND if found_files else EXIT_CLEAN
+
+
+def _options(args: argparse.Namespace) -> dict:
+    """The Scanner's options other than threads: the same here and on every Dask worker."""
+    return {"backend": args.backend, "buffer_size": args.buffer_size, "buffers": args.buffers, "filter": args.filter,
+            "stride": args.stride, "verify": not args.no_verify, "block_threshold": args.block_threshold,
+            "object_threshold": args.object_threshold}
+
+
+def _on_cluster(args: argparse.Namespace, scanner: Scanner, objects, report):
+    """ObjectResults in object order from Dask workers, each scanning groups of files with the
+    same Scanner options; their counts of files and bytes added to scanner.stats for the summary."""
+    from seqsift.cli import warn
+    from seqsift.progress import Progress
+    from seqsift.scan import cluster
+
+    if args.no_verify or args.stats:
+        raise UsageError("--no-verify and --stats show one machine's filter at work: run them without --dask")
+    partition = args.partition or cluster.DEFAULT_PARTITION
+    if partition < 1:
+        raise UsageError(f"--partition {partition}: give at least 1 byte")
+    with distributed.connect(args.dask) as client:
+        distributed.announce(client, lambda text: warn(args, text))
+        progress = Progress("scan", None, enabled=not args.quiet, unit=" partitions")
+        shared = distributed.share_files(client, cluster.scanner_from_files, args.db, (_options(args),), exclusive=True)
+        roots = [p for p in args.paths if p != STDIN]
+        by_path = STDIN not in args.paths and distributed.workers_see(client, roots, thorough=False)
+        try:
+            for done in distributed.map_ordered(client, shared, cluster.scan_objects,
+                                                cluster.groups(objects, partition, by_path, report), progress.advance):
+                for path, why in done.errors:
+                    report(path, why)
+                scanner.stats.files += done.files
+                scanner.stats.bytes += done.bytes
+                yield from done.results
+        finally:
+            progress.close()
 
 
 def _json(obj: dict) -> bytes:

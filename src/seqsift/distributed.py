@@ -1,0 +1,447 @@
+"""Scale out on Dask: every engine on a cluster, with the results of one machine.
+
+One mechanism serves all four engines:
+- the engine cuts its input into partitions in input order (batches of reads or queries at record
+  boundaries, groups of files, byte ranges carrying the pattern's overlap);
+- what every partition needs (an index, a database, signatures) reaches each worker process once:
+  read from its path when every worker sees the same file there (an .ssx index is then
+  memory-mapped), otherwise its bytes are broadcast and written to the worker's local directory
+  first; objects given in memory are broadcast as they are;
+- each partition is one task calling the engine's chunk function, the one its local path runs;
+- results are taken back in input order, a bounded number in flight.
+
+A task carries its partition (a byte range's path, or the bytes themselves), so when a worker dies
+Dask recomputes the partitions it held on another; only this process merges and writes, once per
+partition and in order, so nothing is lost or duplicated. An error raised in a worker (a malformed
+record, an unreadable file) reaches here as the same exception, with the same message, as locally.
+
+Dask is imported only when a run asks for it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import itertools
+import logging
+import os
+import re
+import tempfile
+import threading
+from collections import OrderedDict, deque
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Iterator
+
+from seqsift.errors import SeqsiftError, UsageError
+
+LOCAL = re.compile(r"^local:(\d+)$")
+FINGERPRINT_BYTES = 1 << 20  # hashed at each end of a shared file to tell it is the same file
+MAX_KEPT = 4  # shared objects a worker process keeps between runs (least recently used dropped)
+CONNECT_TIMEOUT = 10
+
+
+class ClusterError(SeqsiftError, RuntimeError):
+    """The cluster could not be reached, or a partition failed there for a reason not its input's."""
+
+
+def import_dask():
+    try:
+        import distributed
+    except ImportError as exc:
+        raise UsageError(f"--dask needs Dask ({exc}): pip install 'seqsift[dask]'") from None
+    return distributed
+
+
+@contextlib.contextmanager
+def connect(spec: str) -> Iterator[Any]:
+    """A Client: `local:N` starts a LocalCluster of N one-thread worker processes here (closed
+    after), anything else is a running scheduler's address."""
+    distributed = import_dask()
+    match = LOCAL.match(spec)
+    cluster = None
+    try:
+        if match:
+            workers = int(match.group(1))
+            if workers < 1:
+                raise UsageError(f"--dask {spec}: give at least one worker, e.g. local:2")
+            cluster = distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                                               dashboard_address="127.0.0.1:0", silence_logs=logging.ERROR)
+            client = distributed.Client(cluster)
+        else:
+            client = distributed.Client(spec, timeout=CONNECT_TIMEOUT)
+    except (OSError, TimeoutError) as exc:
+        if cluster is not None:
+            cluster.close()
+        raise ClusterError(f"--dask {spec}: no Dask scheduler answered ({exc}); give a scheduler address such as "
+                           "tcp://host:8786, or local:N to start N workers here") from None
+    try:
+        yield client
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
+
+
+def add_options(parser, unit: str, kind: Callable = int) -> None:
+    """The --dask options of a subcommand; unit says what --partition counts for this engine."""
+    g = parser.add_argument_group("cluster (Dask)")
+    g.add_argument("--dask", metavar="ADDRESS",
+                   help="run on a Dask cluster: a scheduler address (tcp://host:8786) or local:N for N worker "
+                   "processes here; results are the same as without it")
+    g.add_argument("--partition", type=kind, metavar="N", help=f"{unit} per task sent to a worker")
+
+
+def announce(client, say: Callable[[str], None]) -> None:
+    """Tell where the run goes and where to watch it."""
+    workers = client.scheduler_info().get("workers", {})
+    threads = sum(w.get("nthreads", 0) for w in workers.values())
+    say(f"Dask: {len(workers)} workers, {threads} threads; dashboard {client.dashboard_link}")
+
+
+# -- what every partition needs ------------------------------------------------------------------
+@dataclass(frozen=True)
+class Shared:
+    """How a worker makes what the partitions need: build(paths, *options) from files, or
+    build(obj, *options) from an object given in memory. exclusive: each task running at once
+    gets its own instance (objects with scratch state); otherwise one instance serves all."""
+
+    key: str
+    build: Callable
+    options: tuple = ()
+    paths: tuple[str, ...] = ()
+    from_files: bool = True
+    exclusive: bool = False
+
+
+@dataclass(frozen=True)
+class Resource:
+    spec: Shared
+    payload: Any = None  # a Future of the files' bytes or of the object; None: read the paths
+
+
+def fingerprint(path: str) -> tuple[int, str]:
+    """(size, hash of its first and last MiB): the same file, seen from another machine."""
+    with open(path, "rb") as f:
+        size = os.fstat(f.fileno()).st_size
+        digest = hashlib.blake2b(f.read(FINGERPRINT_BYTES), digest_size=16)
+        if size > FINGERPRINT_BYTES:
+            f.seek(max(size - FINGERPRINT_BYTES, FINGERPRINT_BYTES))
+            digest.update(f.read())
+    return size, digest.hexdigest()
+
+
+def _fingerprints(paths: list[str], thorough: bool = True) -> list | None:
+    """Per path, its fingerprint (thorough) or its size and modification time; None if one is
+    missing or unreadable."""
+    try:
+        if thorough:
+            return [list(fingerprint(p)) for p in paths]
+        return [[st.st_size, st.st_mtime_ns] for st in map(os.stat, paths)]
+    except OSError:
+        return None
+
+
+def workers_see(client, paths: list[str], thorough: bool = True) -> bool:
+    """Whether every worker sees these files at their absolute paths, the same as here: checked
+    by content at both ends (thorough, for an index or database), or by size and modification
+    time (for inputs, which may be many)."""
+    if not paths:
+        return True
+    paths = [os.path.abspath(p) for p in paths]
+    mine = _fingerprints(paths, thorough)
+    seen = client.run(_fingerprints, paths, thorough)
+    return mine is not None and bool(seen) and all(s == mine for s in seen.values())
+
+
+def share_files(client, build: Callable, paths: list[str], options: tuple = (), *, exclusive: bool = False,
+                send: bool | None = None) -> Resource:
+    """Files (index, database, signatures) every worker builds its object from once. send: None
+    reads them from their paths where every worker sees them, else broadcasts their bytes; True
+    always broadcasts."""
+    paths = [os.path.abspath(p) for p in paths]
+    prints = _fingerprints(paths)
+    if prints is None:
+        raise ClusterError(f"cannot read {', '.join(paths)} to share it with the workers")
+    key = _key(build, options, prints)
+    spec = Shared(key, build, tuple(options), tuple(paths), True, exclusive)
+    if send is None:
+        send = not workers_see(client, paths)
+    if not send:
+        return Resource(spec)
+    blobs = []
+    for p in paths:
+        with open(p, "rb") as f:
+            blobs.append(f.read())
+    return Resource(spec, client.scatter(blobs, broadcast=True, hash=False))
+
+
+def share_object(client, obj, build: Callable, options: tuple = (), *, exclusive: bool = False) -> Resource:
+    """An object given in memory, broadcast to every worker; each builds from it once."""
+    future = client.scatter(obj, broadcast=True, hash=False)
+    return Resource(Shared(f"object-{future.key}", build, tuple(options), (), False, exclusive), future)
+
+
+def _key(build: Callable, options: tuple, prints: list) -> str:
+    text = repr((build.__module__, build.__qualname__, options, prints))
+    return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
+
+
+# -- on a worker ----------------------------------------------------------------------------------
+_LOCK = threading.Lock()
+_IDLE: OrderedDict[str, list] = OrderedDict()  # key -> built instances not in use (the one, if not exclusive)
+_BUILDING: dict[str, threading.Lock] = {}
+
+
+def _checkout(spec: Shared, payload) -> Any:
+    with _LOCK:
+        building = _BUILDING.setdefault(spec.key, threading.Lock())
+    with building:  # one build at a time per key: concurrent tasks do not load an index twice
+        with _LOCK:
+            idle = _IDLE.setdefault(spec.key, [])
+            _IDLE.move_to_end(spec.key)
+            if idle:
+                return idle.pop() if spec.exclusive else idle[0]
+        value = spec.build(_inputs(spec, payload), *spec.options)
+        if not spec.exclusive:
+            _keep(spec.key, value)
+        return value
+
+
+def _checkin(spec: Shared, value) -> None:
+    if spec.exclusive:
+        _keep(spec.key, value)
+
+
+def _keep(key: str, value) -> None:
+    with _LOCK:
+        _IDLE.setdefault(key, []).append(value)
+        _IDLE.move_to_end(key)
+        while len(_IDLE) > MAX_KEPT:
+            _IDLE.popitem(last=False)
+
+
+def _inputs(spec: Shared, payload):
+    """The paths to build from (written to this worker's disk once when they were sent), or the
+    object given in memory."""
+    if not spec.from_files:
+        return payload
+    if payload is None:
+        return spec.paths
+    try:
+        from distributed import get_worker
+
+        base = get_worker().local_directory
+    except (ImportError, ValueError):
+        base = tempfile.gettempdir()
+    folder = os.path.join(base, "seqsift-shared", spec.key)
+    os.makedirs(folder, exist_ok=True)
+    local = []
+    for i, (path, blob) in enumerate(zip(spec.paths, payload)):
+        target = os.path.join(folder, f"{i}-{os.path.basename(path)}")
+        if not (os.path.exists(target) and os.path.getsize(target) == len(blob)):
+            fd, tmp = tempfile.mkstemp(dir=folder)
+            with os.fdopen(fd, "wb") as f:
+                f.write(blob)
+            os.replace(tmp, target)
+        local.append(target)
+    return tuple(local)
+
+
+def _run_partition(chunk: Callable, spec: Shared, payload, part):
+    value = _checkout(spec, payload)
+    try:
+        return chunk(value, part)
+    finally:
+        _checkin(spec, value)
+
+
+# -- the run --------------------------------------------------------------------------------------
+def map_ordered(client, resource: Resource, chunk: Callable, partitions: Iterable,
+                progress: Callable[[int], None] | None = None, window: int = 0) -> Iterator:
+    """chunk(shared object, partition) for every partition on the cluster, results in input order.
+    chunk is a module-level function; progress(1) is called as each partition is taken back;
+    window: partitions in flight (0: twice the cluster's threads, at least 4)."""
+    distributed = import_dask()
+    window = window or max(4, 2 * sum(client.nthreads().values()))
+    spec, payload = resource.spec, resource.payload
+    pending: deque = deque()
+
+    def take():
+        future = pending.popleft()
+        try:
+            result = future.result()
+        except distributed.KilledWorker as exc:
+            raise ClusterError(f"a partition failed on every worker that tried it ({exc}); the workers' logs say "
+                               "why (memory is the usual cause)") from None
+        future.release()
+        if progress:
+            progress(1)
+        return result
+
+    try:
+        for part in partitions:
+            pending.append(client.submit(_run_partition, chunk, spec, payload, part, pure=False))
+            while len(pending) >= window:
+                yield take()
+        while pending:
+            yield take()
+    finally:
+        for future in pending:
+            future.cancel()
+
+
+def map_tagged(client, resource: Resource, chunk: Callable, tagged: Iterable[tuple[Any, Any]],
+               progress: Callable[[int], None] | None = None) -> Iterator[tuple[Any, Any]]:
+    """map_ordered over (tag, partition) pairs: yields (tag, result), the tag never leaving here."""
+    tags: deque = deque()
+
+    def parts():
+        for tag, part in tagged:
+            tags.append(tag)
+            yield part
+
+    for result in map_ordered(client, resource, chunk, parts(), progress):
+        yield tags.popleft(), result
+
+
+def by_source(count: int, tagged: Iterable[tuple[int, Any]]) -> Iterator[tuple[int, Iterator]]:
+    """(k, iterator of input k's results) for every k < count in order, inputs with no
+    partitions included, from (k, result) pairs in input order. Consume each before the next."""
+    following = 0
+    for k, group in itertools.groupby(tagged, key=lambda t: t[0]):
+        for empty in range(following, k):
+            yield empty, iter(())
+        yield k, (result for _, result in group)
+        following = k + 1
+    for empty in range(following, count):
+        yield empty, iter(())
+
+
+# -- the engines, from Python: the local functions' parameters, the client first ---------------------
+def find(client, pattern, source, *, backend: str = "auto", threads: int | None = None, chunk_size: int = 64 << 20,
+         partition: int | None = None):
+    """seqsift.find on the cluster: every offset of pattern in source (bytes, array or path)."""
+    import numpy as np
+
+    parts = list(_find_spans(client, pattern, source, False, backend, threads, chunk_size, partition))
+    return np.concatenate(parts) if parts else np.empty(0, np.int64)
+
+
+def find_count(client, pattern, source, *, backend: str = "auto", threads: int | None = None,
+               chunk_size: int = 64 << 20, partition: int | None = None) -> int:
+    """seqsift.find_count on the cluster."""
+    return int(sum(_find_spans(client, pattern, source, True, backend, threads, chunk_size, partition)))
+
+
+def find_records(client, pattern, source, *, revcomp: bool = False, backend: str = "auto", threads: int | None = None,
+                 chunk_size: int = 64 << 20, partition: int | None = None):
+    """seqsift.find_records on the cluster: the records are read here, in batches of partition bases."""
+    from seqsift.find import cluster
+    from seqsift.find.api import RecordHits, as_pattern, sequence_pattern
+
+    pattern = as_pattern(pattern)
+    m = len(sequence_pattern(pattern))
+    job = share_object(client, pattern, cluster.new_job, (chunk_size, backend, threads), exclusive=True)
+    parts = cluster.record_parts(source, m, partition or cluster.DEFAULT_PARTITION, revcomp, False)
+    return RecordHits.concat(list(map_ordered(client, job, cluster.search_batch, parts)))
+
+
+def _find_spans(client, pattern, source, count_only, backend, threads, chunk_size, partition):
+    from seqsift.find import cluster
+    from seqsift.find.api import as_pattern
+
+    pattern = as_pattern(pattern)
+    partition = partition or cluster.DEFAULT_PARTITION
+    job = share_object(client, pattern, cluster.new_job, (chunk_size, backend, threads), exclusive=True)
+    is_path = isinstance(source, (str, os.PathLike)) and str(source) != "-"
+    spans = cluster.spans_of([source], len(pattern), partition, is_path and workers_see(client, [source], False))
+    for results in map_ordered(client, job, cluster.search_spans, ((g, count_only) for g in cluster.groups(spans, partition))):
+        yield from results
+
+
+def scan(client, sources, signatures, *, recursive: bool = False, backend: str = "auto", threads: int | None = None,
+         buffer_size: int = 8 << 20, filter: str = "stride", verify: bool = True, partition: int | None = None):
+    """seqsift.scan on the cluster: one ObjectResult per object, in order; unreadable paths last,
+    with error set."""
+    from seqsift.scan import cluster
+    from seqsift.scan.api import as_signatures, objects_of
+    from seqsift.scan.results import ObjectResult
+
+    if isinstance(sources, (str, os.PathLike, bytes, bytearray, memoryview)):
+        sources = [sources]
+    sources = list(sources)
+    options = {"backend": backend, "buffer_size": buffer_size, "filter": filter, "verify": verify}
+    if isinstance(signatures, (str, os.PathLike)) or (
+            isinstance(signatures, (list, tuple)) and signatures and all(
+                isinstance(s, (str, os.PathLike)) and os.path.exists(s) for s in signatures)):
+        paths = [signatures] if isinstance(signatures, (str, os.PathLike)) else list(signatures)
+        as_signatures(paths)  # a malformed database fails here, as locally
+        scanner = share_files(client, cluster.scanner_from_files, paths, (options,), exclusive=True)
+    else:
+        scanner = share_object(client, as_signatures(signatures), cluster.scanner_from_set, (options,), exclusive=True)
+    errors: list[tuple[str, str]] = []
+    report = lambda path, why: errors.append((path, why))  # noqa: E731
+    roots = [s for s in sources if isinstance(s, (str, os.PathLike))]
+    objects = objects_of(sources, recursive, report)
+    results = []
+    for done in map_ordered(client, scanner, cluster.scan_objects,
+                            cluster.groups(objects, partition or cluster.DEFAULT_PARTITION,
+                                           workers_see(client, roots, False), report)):
+        errors += done.errors
+        results += done.results
+    return results + [ObjectResult(path, 0, [], why) for path, why in errors]
+
+
+def search(client, index, reads, *, max_hits: int = 100, partition: int = 1 << 16):
+    """FMIndex.locate on the cluster: (count, first max_hits hits) of each read. index: an .ssx
+    path (shared by path or sent) or an FMIndex; reads: a list of sequences or a FASTQ/FASTA path,
+    read here in batches of partition reads."""
+    from seqsift.fmindex.api import FMIndex
+    from seqsift.fmindex.reference import READ_CODE
+    from seqsift.io.reads import read_reads
+
+    if isinstance(index, FMIndex):
+        shared = share_object(client, index, _same)
+    else:
+        FMIndex.load(index)  # a bad index fails here, as locally
+        shared = share_files(client, _load_index, [index])
+    if isinstance(reads, (str, os.PathLike)):
+        parts = ((b.codes, b.bounds) for b in read_reads(reads, partition, READ_CODE))
+    else:
+        from seqsift.fmindex.reference import encode_reads
+
+        reads = list(reads)
+        parts = (encode_reads(reads[k : k + partition]) for k in range(0, len(reads), partition))
+    return [hit for part in map_ordered(client, shared, _locate, ((c, b, max_hits) for c, b in parts)) for hit in part]
+
+
+def _same(obj):
+    return obj
+
+
+def _load_index(paths):
+    from seqsift.fmindex.api import FMIndex
+
+    return FMIndex.load(paths[0])
+
+
+def _locate(index, part):
+    codes, bounds, max_hits = part
+    return index.locate_codes(codes, bounds, max_hits)
+
+
+def search_database(client, queries, db, *, top: int = 10, mode: str = "local", threads: int | None = None,
+                    backend: str = "auto", partition: int = 16):
+    """seqsift.alignment.search_database on the cluster: each query's `top` best database hits,
+    partition queries a task; db (a Database) is sent to every worker once."""
+    shared = share_object(client, db, _same)
+    queries = list(queries)
+    parts = ((queries[k : k + partition], top, mode, backend) for k in range(0, len(queries), partition))
+    return [hits for part in map_ordered(client, shared, _search_database, parts) for hits in part]
+
+
+def _search_database(db, part):
+    from seqsift.alignment.database import search_database as local
+
+    queries, top, mode, backend = part
+    return local(queries, db, top=top, mode=mode, threads=1, backend=backend)

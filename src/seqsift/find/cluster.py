@@ -1,0 +1,122 @@
+"""`seqsift find` on Dask: inputs cut into byte ranges (each read with the pattern's P-1 overlap
+after it) or record batches, small files grouped, each group searched by a worker's FindJob, the
+same job the local path runs.
+
+A range [lo, hi) is searched over [lo, hi + P - 1), so its matches are exactly those starting in
+it: ranges tile a file, and every match is reported once, by the range holding its start.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Iterator
+
+import numpy as np
+
+from seqsift.errors import InputError
+from seqsift.find.api import FindJob, RecordHits, Source, _memory_view
+from seqsift.find.pack import regular_size
+from seqsift.io.chunks import ChunkReader
+from seqsift.io.fastx import read_batches
+from seqsift.io.openers import display_name, open_binary
+
+DEFAULT_PARTITION = 64 << 20
+
+
+@dataclass(frozen=True)
+class Span:
+    """Bytes [lo, hi) of input number `source`, searched with the overlap after them: read from
+    path by the worker, or carried in data (which starts at lo)."""
+
+    source: int
+    lo: int
+    hi: int
+    shown: str
+    path: str | None = None
+    data: bytes | None = None
+
+
+def new_job(pattern: bytes, chunk_size: int, backend: str = "auto", threads: int | None = None) -> FindJob:
+    """A worker's job: one thread unless told, as Dask runs one task per worker thread."""
+    return FindJob(pattern, backend=backend, threads=threads or 1, chunk_size=chunk_size)
+
+
+def search_spans(job: FindJob, part: tuple[list[Span], bool]) -> list[np.ndarray | int]:
+    """Per span: the absolute offsets of matches starting in it, or their count."""
+    spans, count_only = part
+    results = []
+    for span in spans:
+        data = span.data if span.data is not None else _read_range(span, len(job.pattern))
+        found = list(job.offsets(data, count_only))
+        if count_only:
+            results.append(int(sum(found)))
+        else:
+            results.append((np.concatenate(found) if found else np.empty(0, np.int64)) + span.lo)
+    return results
+
+
+def search_batch(job: FindJob, part) -> RecordHits | int:
+    """One batch of records: the very per-batch search of FindJob.record_hits."""
+    batch, revcomp, count_only = part
+    return job.batch_hits(batch, revcomp, count_only)
+
+
+def _read_range(span: Span, m: int) -> bytes:
+    try:
+        with open(span.path, "rb") as f:
+            f.seek(span.lo)
+            return f.read(span.hi - span.lo + m - 1)
+    except OSError as exc:
+        raise InputError(span.shown, f"read failed on a Dask worker: {exc.strerror or exc}") from None
+
+
+def spans_of(sources: list[Source], m: int, partition: int, by_path: bool) -> Iterator[Span]:
+    """Spans of at most `partition` bytes over each source in turn. by_path: the workers see the
+    files, so regular files travel as (path, range); anything else is read here and sent."""
+    for k, source in enumerate(sources):
+        data = _memory_view(source)
+        if data is not None:
+            for lo in range(0, max(data.size - m + 1, 1), partition):
+                yield Span(k, lo, min(lo + partition, data.size), "(memory)", data=data[lo : lo + partition + m - 1].tobytes())
+            continue
+        shown = display_name(source)
+        size = regular_size(source) if isinstance(source, (str, os.PathLike)) else None
+        if by_path and size is not None:
+            path = os.path.abspath(source)
+            for lo in range(0, max(size, 1), partition):
+                yield Span(k, lo, min(lo + partition, size), shown, path=path)
+            continue
+        stream = open_binary(source) if isinstance(source, (str, os.PathLike)) else source
+        try:
+            reader = ChunkReader(stream, partition, m - 1, shown)
+            buf = np.empty(reader.buffer_size, np.uint8)
+            empty = True
+            while (got := reader.fill(buf)) is not None:
+                start, n = got
+                empty = False
+                yield Span(k, start, start + n, shown, data=buf[:n].tobytes())
+            if empty:
+                yield Span(k, 0, 0, shown, data=b"")
+        finally:
+            if stream is not source and str(source) != "-":
+                stream.close()
+
+
+def groups(spans: Iterator[Span], partition: int) -> Iterator[list[Span]]:
+    """Consecutive spans gathered into tasks of about `partition` bytes (many small files in one)."""
+    group, size = [], 0
+    for span in spans:
+        if group and size + span.hi - span.lo > partition:
+            yield group
+            group, size = [], 0
+        group.append(span)
+        size += span.hi - span.lo
+    if group:
+        yield group
+
+
+def record_parts(source, m: int, partition: int, revcomp: bool, count_only: bool):
+    """Record batches of about `partition` bases, each piece carrying the P-1 overlap."""
+    for batch in read_batches(source, partition, overlap=m - 1):
+        yield batch, revcomp, count_only

@@ -1,0 +1,252 @@
+"""Every engine on a 2-worker Dask LocalCluster: the same results as one machine, whatever the
+partitioning; a killed worker loses and duplicates nothing; bad input fails the same way."""
+
+import gzip
+import os
+import signal
+
+import distributed
+import numpy as np
+import pytest
+
+import seqsift
+from seqsift import distributed as cluster
+from seqsift.alignment import Database, matrix, search_database
+from seqsift.cli import main
+from seqsift.fmindex.api import FMIndex
+from seqsift.fmindex.reference import encode_reads
+from tests import naive
+from tests.conftest import shared_file
+
+
+@pytest.fixture(scope="module")
+def client():
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
+                                  silence_logs=50) as lc, distributed.Client(lc) as c:
+        yield c
+
+
+@pytest.fixture(scope="module")
+def lambda_index(tmp_path_factory):
+    path = tmp_path_factory.mktemp("index") / "lambda.ssx"
+    assert main(["index", str(shared_file("lambda_virus.fa.gz")), "-o", str(path), "-q"]) == 0
+    return path
+
+
+def run_cli(argv, out):
+    """Exit status and output bytes of one `seqsift` run writing to out."""
+    code = main([*argv, "-o", str(out)])
+    return code, out.read_bytes() if out.exists() else None
+
+
+def both(tmp_path, argv, address):
+    """The local run and the cluster run of the same command: (status, output) of each."""
+    local = run_cli(argv, tmp_path / "local.out")
+    dask = run_cli([*argv, "--dask", address], tmp_path / "dask.out")
+    return local, dask
+
+
+# -- the generic mechanism -----------------------------------------------------------------------
+def test_by_source_yields_every_input_in_order_with_empty_ones():
+    tagged = [(1, "a"), (1, "b"), (3, "c")]
+    assert [(k, list(r)) for k, r in cluster.by_source(5, tagged)] == [
+        (0, []), (1, ["a", "b"]), (2, []), (3, ["c"]), (4, [])]
+
+
+def test_files_are_read_by_path_when_seen_and_sent_otherwise(client, lambda_index, rng):
+    assert cluster.workers_see(client, [str(lambda_index)])
+    assert not cluster.workers_see(client, [str(lambda_index) + ".missing"])
+    reads = [bytes(rng.choice(list(b"ACGT"), 20)) for _ in range(50)]
+    expected = FMIndex.load(lambda_index).locate(reads, 5)
+    codes, bounds = encode_reads(reads)
+    for send in (False, True):
+        shared = cluster.share_files(client, cluster._load_index, [str(lambda_index)], send=send)
+        assert (shared.payload is not None) == send
+        got = list(cluster.map_ordered(client, shared, cluster._locate, [(codes, bounds, 5)]))
+        assert got == [expected]
+
+
+# -- exact search --------------------------------------------------------------------------------
+@pytest.mark.parametrize("partition", [1, 29, 4096])
+def test_find_matches_the_oracle_at_any_partition(client, rng, partition):
+    text = bytes(rng.choice(list(b"ab"), 50 if partition == 1 else 2000).astype(np.uint8))
+    for pattern in (b"a", b"abab", b"aaaaaaa", bytes(text[20:45])):
+        expected = naive.find_all(text, pattern)
+        assert cluster.find(client, pattern, text, partition=partition).tolist() == expected
+        assert cluster.find_count(client, pattern, text, partition=partition) == len(expected)
+
+
+def test_find_command_is_byte_identical(tmp_path, client, rng):
+    files = []
+    for i, size in enumerate([0, 1, 50, 3000, 120_000, 7]):
+        path = tmp_path / f"f{i}"
+        path.write_bytes(bytes(rng.choice(list(b"ACGT"), size).astype(np.uint8)))
+        files.append(str(path))
+    address = client.scheduler.address
+    for extra in ([], ["-c"], ["--json"]):
+        local, dask = both(tmp_path, ["find", *extra, "ACG", *files, "--partition", "1000"], address)
+        if extra == ["--json"]:  # the provenance line names the command, which differs by --dask
+            local = (local[0], local[1].split(b"\n", 1)[1])
+            dask = (dask[0], dask[1].split(b"\n", 1)[1])
+        assert local == dask and local[0] == 0
+
+
+def test_find_records_on_real_data(tmp_path, client):
+    genome = shared_file("klebsiella_HS11286.fa.gz")
+    local = seqsift.find_records("GATCAAC", genome, revcomp=True)
+    got = cluster.find_records(client, "GATCAAC", genome, revcomp=True, partition=200_000)
+    assert list(got) == list(local) and len(local) > 100
+    records = naive.read_records(genome)
+    assert list(local) == naive.record_hits(records, "GATCAAC", True)
+    local, dask = both(tmp_path, ["find", "--fasta", "--revcomp", "GATCAAC", str(genome), "--partition", "300K"],
+                       client.scheduler.address)
+    assert local == dask
+
+
+# -- signature scanning --------------------------------------------------------------------------
+def test_scan_is_the_same_as_one_machine(tmp_path, client, rng):
+    signatures = [bytes(rng.integers(0, 256, 12).astype(np.uint8)).hex() for _ in range(40)]
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    for i in range(25):
+        data = bytearray(rng.integers(0, 256, int(rng.integers(0, 5000))).astype(np.uint8).tobytes())
+        for s in rng.choice(len(signatures), 3):
+            at = int(rng.integers(0, max(len(data) - 12, 1)))
+            data[at : at + 12] = bytes.fromhex(signatures[s])
+        (tree / f"obj{i:02}").write_bytes(bytes(data))
+    db = tmp_path / "sigs.txt"
+    db.write_text("\n".join(signatures) + "\n")
+    local = seqsift.scan([str(tree)], str(db), recursive=True)
+    got = cluster.scan(client, [str(tree)], str(db), recursive=True, partition=6000)
+    assert [(r.path, [(m.name, m.count, m.offsets) for m in r.matches]) for r in got] == \
+        [(r.path, [(m.name, m.count, m.offsets) for m in r.matches]) for r in local]
+    for r in local:  # and both are the oracle's
+        data = open(r.path, "rb").read()
+        assert {m.name: m.offsets for m in r.matches} == {
+            f"sigs.txt:{k + 1}": naive.signature_starts(data, s) for k, s in enumerate(signatures)
+            if naive.signature_starts(data, s)}
+    in_memory = [open(r.path, "rb").read() for r in local]
+    assert [len(r.matches) for r in cluster.scan(client, in_memory, signatures)] == [len(r.matches) for r in local]
+    local, dask = both(tmp_path, ["scan", "-r", str(tree), "--db", str(db), "--no-summary", "--partition", "7K"],
+                       client.scheduler.address)
+    assert local == dask and local[0] == 1
+
+
+# -- FM-index search -----------------------------------------------------------------------------
+@pytest.mark.parametrize("form", ["tsv", "sam"])
+def test_search_command_is_byte_identical(tmp_path, client, lambda_index, form):
+    reads = str(shared_file("lambda_reads_1.fq.gz"))
+    local, dask = both(tmp_path, ["search", str(lambda_index), reads, "--format", form, "--partition", "700"],
+                       client.scheduler.address)
+    if form == "sam":  # the @PG line holds the command line, which differs by --dask
+        local = (local[0], b"\n".join(line for line in local[1].split(b"\n") if not line.startswith(b"@PG")))
+        dask = (dask[0], b"\n".join(line for line in dask[1].split(b"\n") if not line.startswith(b"@PG")))
+    assert local == dask and local[0] == 0 and local[1].count(b"\n") > 9000
+
+
+def test_search_api_matches_locate(client, lambda_index):
+    reads = str(shared_file("lambda_reads_1.fq.gz"))
+    index = FMIndex.load(lambda_index)
+    expected = index.locate(reads, 3)
+    assert cluster.search(client, str(lambda_index), reads, max_hits=3, partition=999) == expected
+    listed = ["ACGTTGCA", "GGGCGGCGACCTCGCGGGTTTTCGCTATTTATGAAAATTTTCCGGTTTAAGGCGTTTCCG", "NACG", ""]
+    assert cluster.search(client, index, listed, partition=2) == index.locate(listed)
+
+
+# -- Smith-Waterman ------------------------------------------------------------------------------
+def protein_files(tmp_path, queries=6, targets=60):
+    def head(name, n, out):
+        lines, count = [], 0
+        with gzip.open(shared_file(name), "rt") as f:
+            for line in f:
+                count += line.startswith(">")
+                if count > n:
+                    break
+                lines.append(line)
+        out.write_text("".join(lines))
+        return str(out)
+
+    return head("proteins_query.fa.gz", queries, tmp_path / "q.fa"), head("proteins_db.fa.gz", targets, tmp_path / "db.fa")
+
+
+def test_align_command_and_api_are_the_same_as_one_machine(tmp_path, client):
+    queries, db = protein_files(tmp_path)
+    for form in ("6", "pair"):
+        local, dask = both(tmp_path, ["align", queries, db, "--top", "4", "--outfmt", form, "--partition", "2"],
+                           client.scheduler.address)
+        assert local == dask and local[0] == 0 and local[1]
+    names, seqs = zip(*naive.read_records(db))
+    database = Database(names, seqs, matrix("BLOSUM62", 11, 1))
+    qs = [s for _, s in naive.read_records(queries)]
+    expected = search_database(qs, database, top=3)
+    assert cluster.search_database(client, qs, database, top=3, partition=4) == expected
+
+
+# -- faults and bad input ------------------------------------------------------------------------
+def test_a_killed_worker_loses_and_duplicates_nothing(lambda_index, rng):
+    reads = [bytes(rng.choice(list(b"ACGT"), 24)) for _ in range(3000)]
+    index = FMIndex.load(lambda_index)
+    reads += [b""] + [b"GGGCGGCGACCTCGCGGGTTTTCG"] * 10
+    expected = index.locate(reads, 4)
+    codes, bounds = encode_reads(reads)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
+                                  silence_logs=50) as lc, distributed.Client(lc) as client:
+        shared = cluster.share_files(client, cluster._load_index, [str(lambda_index)])
+        client.run(cluster._checkout, shared.spec, None)  # both workers hold the index before the clock starts
+        pids = client.run(os.getpid)
+        killed = []
+
+        def kill_one(_):
+            if killed:
+                return
+            holding = {w: len(keys) for w, keys in client.processing().items()}
+            for w, keys in client.has_what().items():
+                holding[w] = holding.get(w, 0) + len(keys)
+            victim = max(holding, key=holding.get)
+            killed.append((victim, holding[victim]))
+            os.kill(pids[victim], signal.SIGKILL)
+
+        per = 25
+        parts = [(codes[bounds[k] : bounds[min(k + per, len(reads))]], bounds[k : min(k + per, len(reads)) + 1] - bounds[k], 4)
+                 for k in range(0, len(reads), per)]
+        got = [hit for part in cluster.map_ordered(client, shared, cluster._locate, parts, kill_one, window=40)
+               for hit in part]
+        assert killed and killed[0][1] > 0  # the victim was working or holding results when it died
+        assert set(client.run(os.getpid).values()) != set(pids.values())  # its process is gone
+    assert got == expected
+
+
+def test_bad_input_fails_the_same_way(tmp_path, client, lambda_index, capsys):
+    bad = tmp_path / "bad.fq"
+    bad.write_text("@r1\nACGT\n+\nIIII\n@r2\nACGT\nIIII\n")
+    address = client.scheduler.address
+    messages = []
+    for extra in ([], ["--dask", address]):
+        out = tmp_path / "out.tsv"
+        assert main(["search", str(lambda_index), str(bad), "-o", str(out), *extra]) == 2
+        assert not out.exists()
+        messages.append(capsys.readouterr().err.splitlines()[-1])
+    assert messages[0] == messages[1] and "bad.fq:5: file ends inside a FASTQ record" in messages[0]
+    broken = tmp_path / "broken.ssx"
+    data = bytearray(lambda_index.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    broken.write_bytes(bytes(data))
+    assert main(["search", str(broken), str(shared_file("lambda_reads_1.fq.gz")), "--dask", address]) == 2
+    assert "broken.ssx" in capsys.readouterr().err
+
+
+def test_no_scheduler_is_a_clear_error(tmp_path, capsys):
+    out = tmp_path / "out"
+    assert main(["find", "x", __file__, "--dask", "tcp://127.0.0.1:9", "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "no Dask scheduler answered" in err and "local:N" in err and not out.exists()
+    assert main(["find", "x", __file__, "--dask", "local:0"]) == 2
+    assert "at least one worker" in capsys.readouterr().err
+
+
+def test_local_cluster_option_starts_and_stops_its_workers(tmp_path, capsys):
+    path = tmp_path / "t.txt"
+    path.write_bytes(b"xyzxyz" * 1000)
+    assert main(["find", "-c", "zx", str(path), "--dask", "local:2", "-o", str(tmp_path / "o")]) == 0
+    assert (tmp_path / "o").read_text() == f"{path}\t1999\n"
+    assert "dashboard http" in capsys.readouterr().err
