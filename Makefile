@@ -48,6 +48,7 @@ bench: $(VENV)/.installed-bench
 	$(BIN)/python benchmarks/bench_fmindex.py
 	$(BIN)/python benchmarks/bench_align.py
 	$(BIN)/python benchmarks/bench_scan.py
+	$(BIN)/python benchmarks/bench_dask.py
 
 clean:
 	rm -rf $(VENV) build src/*.egg-info bench-data

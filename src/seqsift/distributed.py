@@ -262,6 +262,8 @@ def map_ordered(client, resource: Resource, chunk: Callable, partitions: Iterabl
     chunk is a module-level function; progress(1) is called as each partition is taken back;
     window: partitions in flight (0: twice the cluster's threads, at least 4)."""
     distributed = import_dask()
+    import dask
+
     window = window or max(4, 2 * sum(client.nthreads().values()))
     spec, payload = resource.spec, resource.payload
     pending: deque = deque()
@@ -278,9 +280,12 @@ def map_ordered(client, resource: Resource, chunk: Callable, partitions: Iterabl
             progress(1)
         return result
 
+    # A partition travels inside its task, not scattered ahead: a task holding its own input is
+    # what Dask can recompute when the worker holding it dies. So tasks are large by design.
     try:
         for part in partitions:
-            pending.append(client.submit(_run_partition, chunk, spec, payload, part, pure=False))
+            with dask.config.set({"distributed.admin.large-graph-warning-threshold": "4GiB"}):
+                pending.append(client.submit(_run_partition, chunk, spec, payload, part, pure=False))
             while len(pending) >= window:
                 yield take()
         while pending:

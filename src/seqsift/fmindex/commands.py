@@ -83,7 +83,7 @@ def run_search(args: argparse.Namespace) -> int:
     from seqsift import backend as backends
     from seqsift.fmindex.api import FMIndex
     from seqsift.fmindex.output import sam_header
-    from seqsift.fmindex.read_search import ReadSearch, load, run_batch
+    from seqsift.fmindex.read_search import ReadSearch, load, run_batch, shipped
     from seqsift.fmindex.reference import READ_CODE
     from seqsift.io.openers import check_readable
     from seqsift.io.reads import read_reads
@@ -111,7 +111,8 @@ def run_search(args: argparse.Namespace) -> int:
             stack.callback(progress.close)
             shared = distributed.share_files(client, load, [args.index],
                                              (options, args.backend, args.max_hits, args.format))
-            results = distributed.map_ordered(client, shared, run_batch, batches, progress.advance)
+            results = distributed.map_ordered(client, shared, run_batch, (shipped(b, args.format) for b in batches),
+                                              progress.advance)
         else:
             job = ReadSearch(index, options, backends.resolve_unmeasured(args.backend), args.max_hits, args.format)
             results = in_order(job, batches, args.threads)
