@@ -250,3 +250,26 @@ def test_local_cluster_option_starts_and_stops_its_workers(tmp_path, capsys):
     assert main(["find", "-c", "zx", str(path), "--dask", "local:2", "-o", str(tmp_path / "o")]) == 0
     assert (tmp_path / "o").read_text() == f"{path}\t1999\n"
     assert "dashboard http" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("engine", ["find", "scan", "align"])
+def test_bad_input_of_every_engine_fails_as_locally(tmp_path, client, capsys, engine):
+    good = tmp_path / "good.fa"
+    good.write_text(">a\nACGTACGT\n")
+    if engine == "find":
+        argv = ["find", "ACG", str(good), str(tmp_path / "missing.txt")]
+    elif engine == "scan":
+        db = tmp_path / "bad.ndb"
+        db.write_text("Good:0:*:414243\nBroken:0:*:41zz\n")
+        argv = ["scan", str(good), "--db", str(db)]
+    else:
+        bad = tmp_path / "bad.fa"
+        bad.write_text(">q\nMKV\nnot a sequence: 123\n")
+        argv = ["align", str(bad), str(good)]
+    seen = []
+    for extra in ([], ["--dask", client.scheduler.address]):
+        out = tmp_path / f"out{len(seen)}"
+        code = main([*argv, "-o", str(out), *extra])
+        err = [line for line in capsys.readouterr().err.splitlines() if "error" in line]
+        seen.append((code, err, out.exists() and engine != "find"))
+    assert seen[0] == seen[1] and seen[0][0] == 2 and seen[0][1] and not seen[0][2]

@@ -369,17 +369,16 @@ def scan(client, sources, signatures, *, recursive: bool = False, backend: str =
     """seqsift.scan on the cluster: one ObjectResult per object, in order; unreadable paths last,
     with error set."""
     from seqsift.scan import cluster
-    from seqsift.scan.api import as_signatures, objects_of
+    from seqsift.scan.api import as_signatures, database_paths, objects_of
     from seqsift.scan.results import ObjectResult
 
     if isinstance(sources, (str, os.PathLike, bytes, bytearray, memoryview)):
         sources = [sources]
     sources = list(sources)
-    options = {"backend": backend, "buffer_size": buffer_size, "filter": filter, "verify": verify}
-    if isinstance(signatures, (str, os.PathLike)) or (
-            isinstance(signatures, (list, tuple)) and signatures and all(
-                isinstance(s, (str, os.PathLike)) and os.path.exists(s) for s in signatures)):
-        paths = [signatures] if isinstance(signatures, (str, os.PathLike)) else list(signatures)
+    options = {"backend": backend, "threads": threads or 1, "buffer_size": buffer_size, "filter": filter,
+               "verify": verify}
+    paths = database_paths(signatures)
+    if paths is not None:
         as_signatures(paths)  # a malformed database fails here, as locally
         scanner = share_files(client, cluster.scanner_from_files, paths, (options,), exclusive=True)
     else:

@@ -19,12 +19,20 @@ def as_signatures(signatures) -> SignatureSet:
     (name, hex) pairs / .ndb lines."""
     if isinstance(signatures, SignatureSet):
         return signatures
+    paths = database_paths(signatures)
+    return load_databases(paths) if paths is not None else from_strings(list(signatures))
+
+
+def database_paths(signatures) -> list | None:
+    """The database files when signatures names some (one path, or a list of existing paths)."""
     if isinstance(signatures, (str, os.PathLike)):
-        return load_databases([signatures])
+        return [signatures]
+    if isinstance(signatures, SignatureSet):
+        return None
     items = list(signatures)
     if items and all(isinstance(s, (str, os.PathLike)) and os.path.exists(s) for s in items):
-        return load_databases(items)
-    return from_strings(items)
+        return items
+    return None
 
 
 def objects_of(sources: Iterable[Source], recursive: bool = False, report: Callable[[str, str], None] | None = None):

@@ -34,8 +34,8 @@ def scanner_from_files(paths: tuple[str, ...], options: dict) -> Scanner:
 
 
 def scanner_from_set(signatures: SignatureSet, options: dict) -> Scanner:
-    """A worker's Scanner: one filter thread, as Dask runs one task per worker thread."""
-    return Scanner(signatures, threads=1, **options)
+    """A worker's Scanner: one filter thread unless told, as Dask runs one task per worker thread."""
+    return Scanner(signatures, **{"threads": 1, **options})
 
 
 def scan_objects(scanner: Scanner, objects: list[ScanObject]) -> Scanned:
