@@ -62,7 +62,7 @@ def test_files_are_read_by_path_when_seen_and_sent_otherwise(client, lambda_inde
     for send in (False, True):
         shared = cluster.share_files(client, cluster._load_index, [str(lambda_index)], send=send)
         assert (shared.payload is not None) == send
-        got = list(cluster.map_ordered(client, shared, cluster._locate, [(codes, bounds, 5)]))
+        got = list(cluster.map_ordered(client, shared, cluster._locate, [((codes, bounds), 5)]))
         assert got == [expected]
 
 
@@ -188,7 +188,6 @@ def test_a_killed_worker_loses_and_duplicates_nothing(lambda_index, rng):
     index = FMIndex.load(lambda_index)
     reads += [b""] + [b"GGGCGGCGACCTCGCGGGTTTTCG"] * 10
     expected = index.locate(reads, 4)
-    codes, bounds = encode_reads(reads)
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
                                   silence_logs=50) as lc, distributed.Client(lc) as client:
         shared = cluster.share_files(client, cluster._load_index, [str(lambda_index)])
@@ -207,8 +206,7 @@ def test_a_killed_worker_loses_and_duplicates_nothing(lambda_index, rng):
             os.kill(pids[victim], signal.SIGKILL)
 
         per = 25
-        parts = [(codes[bounds[k] : bounds[min(k + per, len(reads))]], bounds[k : min(k + per, len(reads)) + 1] - bounds[k], 4)
-                 for k in range(0, len(reads), per)]
+        parts = [(encode_reads(reads[k : k + per]), 4) for k in range(0, len(reads), per)]
         got = [hit for part in cluster.map_ordered(client, shared, cluster._locate, parts, kill_one, window=40)
                for hit in part]
         assert killed and killed[0][1] > 0  # the victim was working or holding results when it died
@@ -219,14 +217,19 @@ def test_a_killed_worker_loses_and_duplicates_nothing(lambda_index, rng):
 def test_bad_input_fails_the_same_way(tmp_path, client, lambda_index, capsys):
     bad = tmp_path / "bad.fq"
     bad.write_text("@r1\nACGT\n+\nIIII\n@r2\nACGT\nIIII\n")
+    # A bad base (found by the worker parsing its block) before a bad separator (found by the
+    # client framing blocks ahead): the first in the file is the error, as locally.
+    worse = tmp_path / "worse.fq"
+    worse.write_text("@r1\nACGT\n+\nIIII\n@r2\nAC1T\n+\nIIII\n@r3\nAC\n+\nII\n@r4\nAC\n-\nII\n")
     address = client.scheduler.address
-    messages = []
-    for extra in ([], ["--dask", address]):
-        out = tmp_path / "out.tsv"
-        assert main(["search", str(lambda_index), str(bad), "-o", str(out), *extra]) == 2
-        assert not out.exists()
-        messages.append(capsys.readouterr().err.splitlines()[-1])
-    assert messages[0] == messages[1] and "bad.fq:5: file ends inside a FASTQ record" in messages[0]
+    for reads, where in ((bad, "bad.fq:5: file ends inside a FASTQ record"), (worse, "worse.fq:6: invalid character '1'")):
+        messages = []
+        for extra in ([], ["--dask", address, "--partition", "1"]):
+            out = tmp_path / "out.tsv"
+            assert main(["search", str(lambda_index), str(reads), "-o", str(out), *extra]) == 2
+            assert not out.exists()
+            messages.append(capsys.readouterr().err.splitlines()[-1])
+        assert messages[0] == messages[1] and where in messages[0]
     broken = tmp_path / "broken.ssx"
     data = bytearray(lambda_index.read_bytes())
     data[len(data) // 2] ^= 0xFF

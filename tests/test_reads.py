@@ -1,5 +1,7 @@
 """The compiled reads parser against the general FASTA/FASTQ reader, on awkward layouts, block
-boundaries anywhere, and malformed records (each error names its line)."""
+boundaries anywhere, and malformed records (each error names its line); both ways of reading:
+batches parsed at once (read_reads), and raw blocks framed here and parsed elsewhere
+(read_blocks + parse_block, as Dask workers do)."""
 
 import gzip
 import re
@@ -11,13 +13,19 @@ from hypothesis import strategies as st
 from seqsift.errors import FormatError
 from seqsift.io import reads as reads_module
 from seqsift.io.fastx import read_batches
-from seqsift.io.reads import read_reads
+from seqsift.io.reads import parse_block, read_blocks, read_reads
 from tests.conftest import shared_file
 
 
-def parsed(path, batch_reads=5):
+@pytest.fixture(params=["batches", "blocks"])
+def way(request):
+    return request.param
+
+
+def parsed(path, batch_reads=5, way="batches"):
     names, seqs = [], []
-    for batch in read_reads(path, batch_reads):
+    batches = read_reads(path, batch_reads) if way == "batches" else map(parse_block, read_blocks(path, batch_reads))
+    for batch in batches:
         for i in range(len(batch)):
             names.append(batch.name(i))
             seqs.append(batch.seq[batch.bounds[i] : batch.bounds[i + 1]].tobytes())
@@ -45,16 +53,25 @@ LAYOUTS = {
 
 @pytest.mark.parametrize("layout", LAYOUTS)
 @pytest.mark.parametrize("block", [7, 64, 1 << 20])
-def test_same_records_as_the_general_reader(tmp_path, monkeypatch, layout, block):
+def test_same_records_as_the_general_reader(tmp_path, monkeypatch, layout, block, way):
     monkeypatch.setattr(reads_module, "BLOCK", block)
     path = tmp_path / "in.fq"
     path.write_bytes(LAYOUTS[layout])
-    assert parsed(path) == reference(path)
+    assert parsed(path, way=way) == reference(path)
 
 
-def test_real_reads_gzipped():
+def test_real_reads_gzipped(way):
     path = shared_file("lambda_reads_1.fq.gz")
-    assert parsed(path, 1000) == reference(path)
+    assert parsed(path, 1000, way) == reference(path)
+
+
+def test_blocks_are_the_batches_unparsed():
+    path = shared_file("lambda_longreads.fq.gz")
+    for batch, block in zip(read_reads(path, 37), read_blocks(path, 37), strict=True):
+        again = parse_block(block)
+        assert block.data == batch.raw.tobytes() and again.first == batch.first == block.first_read
+        for field in ("seq", "bounds", "name_lo", "name_hi", "qual_lo"):
+            assert getattr(again, field).tolist() == getattr(batch, field).tolist()
 
 
 @pytest.mark.parametrize("text,line,message", [
@@ -69,13 +86,15 @@ def test_real_reads_gzipped():
     (b"\n>r1\nAC\nxx\n>\nA\n", 5, "no name"),
 ])
 @pytest.mark.parametrize("block", [5, 1 << 20])
-def test_malformed_records_name_their_line(tmp_path, monkeypatch, text, line, message, block):
+def test_malformed_records_name_their_line(tmp_path, monkeypatch, text, line, message, block, way):
     monkeypatch.setattr(reads_module, "BLOCK", block)
     path = tmp_path / "bad.fq.gz"
     with gzip.open(path, "wb") as f:
-        f.write(text)
+        f.write(b"@r0\nA\n+\nI\n" * 3 + text if text.startswith(b"@") else text)
+    if text.startswith(b"@"):
+        line += 12
     with pytest.raises(FormatError, match=re.escape(message)) as info:
-        parsed(path, 2)
+        parsed(path, 2, way)
     assert info.value.line == line and "bad.fq.gz" in str(info.value)
 
 
@@ -110,4 +129,4 @@ def test_fuzzed_files_parse_as_the_general_reader(tmp_path, monkeypatch, records
             text += f">{name}{eol}" + "".join(seq[k : k + wrap] + eol for k in range(0, len(seq), wrap))
     path = tmp_path / "fuzz.txt"
     path.write_bytes(text.encode())
-    assert parsed(path, batch) == reference(path)
+    assert parsed(path, batch) == parsed(path, batch, "blocks") == reference(path)

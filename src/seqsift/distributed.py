@@ -282,8 +282,17 @@ def map_ordered(client, resource: Resource, chunk: Callable, partitions: Iterabl
 
     # A partition travels inside its task, not scattered ahead: a task holding its own input is
     # what Dask can recompute when the worker holding it dies. So tasks are large by design.
+    parts = iter(partitions)
     try:
-        for part in partitions:
+        while True:
+            try:
+                part = next(parts)
+            except StopIteration:
+                break
+            except SeqsiftError:  # bad input met here: an earlier partition's error comes first, as locally
+                while pending:
+                    yield take()
+                raise
             with dask.config.set({"distributed.admin.large-graph-warning-threshold": "4GiB"}):
                 pending.append(client.submit(_run_partition, chunk, spec, payload, part, pure=False))
             while len(pending) >= window:
@@ -401,8 +410,8 @@ def search(client, index, reads, *, max_hits: int = 100, partition: int = 1 << 1
     path (shared by path or sent) or an FMIndex; reads: a list of sequences or a FASTQ/FASTA path,
     read here in batches of partition reads."""
     from seqsift.fmindex.api import FMIndex
-    from seqsift.fmindex.reference import READ_CODE
-    from seqsift.io.reads import read_reads
+    from seqsift.fmindex.reference import encode_reads
+    from seqsift.io.reads import read_blocks
 
     if isinstance(index, FMIndex):
         shared = share_object(client, index, _same)
@@ -410,13 +419,11 @@ def search(client, index, reads, *, max_hits: int = 100, partition: int = 1 << 1
         FMIndex.load(index)  # a bad index fails here, as locally
         shared = share_files(client, _load_index, [index])
     if isinstance(reads, (str, os.PathLike)):
-        parts = ((b.codes, b.bounds) for b in read_reads(reads, partition, READ_CODE))
+        parts = ((block, max_hits) for block in read_blocks(reads, partition))
     else:
-        from seqsift.fmindex.reference import encode_reads
-
         reads = list(reads)
-        parts = (encode_reads(reads[k : k + partition]) for k in range(0, len(reads), partition))
-    return [hit for part in map_ordered(client, shared, _locate, ((c, b, max_hits) for c, b in parts)) for hit in part]
+        parts = ((encode_reads(reads[k : k + partition]), max_hits) for k in range(0, len(reads), partition))
+    return [hit for part in map_ordered(client, shared, _locate, parts) for hit in part]
 
 
 def _same(obj):
@@ -430,8 +437,15 @@ def _load_index(paths):
 
 
 def _locate(index, part):
-    codes, bounds, max_hits = part
-    return index.locate_codes(codes, bounds, max_hits)
+    """Reads encoded here, or a block of a reads file parsed on the worker."""
+    from seqsift.fmindex.reference import READ_CODE
+    from seqsift.io.reads import RawBlock, parse_block
+
+    reads, max_hits = part
+    if isinstance(reads, RawBlock):
+        batch = parse_block(reads, READ_CODE)
+        reads = batch.codes, batch.bounds
+    return index.locate_codes(*reads, max_hits)
 
 
 def search_database(client, queries, db, *, top: int = 10, mode: str = "local", threads: int | None = None,

@@ -83,10 +83,10 @@ def run_search(args: argparse.Namespace) -> int:
     from seqsift import backend as backends
     from seqsift.fmindex.api import FMIndex
     from seqsift.fmindex.output import sam_header
-    from seqsift.fmindex.read_search import ReadSearch, load, run_batch, shipped
+    from seqsift.fmindex.read_search import ReadSearch, load, run_block
     from seqsift.fmindex.reference import READ_CODE
     from seqsift.io.openers import check_readable
-    from seqsift.io.reads import read_reads
+    from seqsift.io.reads import read_blocks, read_reads
     from seqsift.io.writers import atomic_output
     from seqsift.progress import Progress
 
@@ -102,7 +102,6 @@ def run_search(args: argparse.Namespace) -> int:
     options = SearchOptions(kmer_table=not args.no_kmer_table, shortcut=args.shortcut, width=args.interleave)
     matched = False
     with contextlib.ExitStack() as stack:
-        batches = read_reads(args.reads, batch_reads, READ_CODE)
         if args.dask:
 
             client = stack.enter_context(distributed.connect(args.dask))
@@ -111,11 +110,11 @@ def run_search(args: argparse.Namespace) -> int:
             stack.callback(progress.close)
             shared = distributed.share_files(client, load, [args.index],
                                              (options, args.backend, args.max_hits, args.format))
-            results = distributed.map_ordered(client, shared, run_batch, (shipped(b, args.format) for b in batches),
+            results = distributed.map_ordered(client, shared, run_block, read_blocks(args.reads, batch_reads),
                                               progress.advance)
         else:
             job = ReadSearch(index, options, backends.resolve_unmeasured(args.backend), args.max_hits, args.format)
-            results = in_order(job, batches, args.threads)
+            results = in_order(job, read_reads(args.reads, batch_reads, READ_CODE), args.threads)
         out = stack.enter_context(atomic_output(args.output))
         if args.format == "sam":
             out.write(sam_header(index.names, index.reference.lengths, shlex.join(["seqsift"] + sys.argv[1:])))

@@ -3,12 +3,11 @@ batch, on this machine's threads or on a Dask worker."""
 
 from __future__ import annotations
 
-import numpy as np
-
 from seqsift.fmindex.api import FMIndex
 from seqsift.fmindex.output import name_table, sam, tsv
 from seqsift.fmindex.query import SearchOptions
-from seqsift.io.reads import ReadBatch
+from seqsift.fmindex.reference import READ_CODE
+from seqsift.io.reads import RawBlock, ReadBatch, parse_block
 
 
 class ReadSearch:
@@ -35,18 +34,7 @@ def load(paths: tuple[str, ...], options: SearchOptions, backend: str, max_hits:
     return ReadSearch(FMIndex.load(paths[0]), options, resolve_unmeasured(backend), max_hits, fmt)
 
 
-def run_batch(job: ReadSearch, batch: ReadBatch) -> tuple[bytes, bool]:
-    return job(batch)
+def run_block(job: ReadSearch, block: RawBlock) -> tuple[bytes, bool]:
+    """A worker's chunk: parse the block (as read_reads would have), then search it."""
+    return job(parse_block(block, READ_CODE))
 
-
-def shipped(batch: ReadBatch, fmt: str) -> ReadBatch:
-    """The batch as a worker needs it for fmt. TSV reads only names and codes, so the raw text
-    shrinks to the names: a third of what a FASTQ batch weighs on the wire."""
-    if fmt == "sam":
-        return batch
-    lengths = batch.name_hi - batch.name_lo
-    starts = np.cumsum(lengths) - lengths
-    gather = np.repeat(batch.name_lo - starts, lengths) + np.arange(int(lengths.sum()))
-    return ReadBatch(raw=batch.raw[gather], seq=batch.seq[:0], codes=batch.codes, bounds=batch.bounds,
-                     name_lo=starts, name_hi=starts + lengths, qual_lo=np.full(len(batch), -1, np.int64),
-                     first=batch.first)

@@ -110,9 +110,11 @@ def _copy_bases(buf, lo, hi, fold, seq, nseq, table, codes):
 
 
 @njit(nogil=True, cache=True)
-def _parse(buf, final, fastq, max_reads, fold, table, seq, codes, bounds, name_lo, name_hi, qual_lo):
+def _parse(buf, final, fastq, max_reads, copy, fold, table, seq, codes, bounds, name_lo, name_hi, qual_lo):
     """Complete records of buf, at most max_reads. Returns (reads, bytes consumed, lines
-    consumed, error code, line of the error relative to buf's start, offending byte)."""
+    consumed, error code, line of the error relative to buf's start, offending byte). copy=False
+    checks the framing only (headers, names, separators, quality lengths): bases are neither
+    copied nor checked, and seq, codes and bounds are not written."""
     pos, line, r, nseq = 0, 0, 0, 0
     n = buf.size
     bounds[0] = 0
@@ -151,9 +153,10 @@ def _parse(buf, final, fastq, max_reads, fold, table, seq, codes, bounds, name_l
             q_lo, q_hi = ends[1] + 1, _strip_cr(buf, ends[1] + 1, ends[2])
             if q_hi - q_lo != s_hi - s_lo:
                 return r, pos, line, _QUAL_LEN, line + 3, q_hi - q_lo
-            nseq, bad = _copy_bases(buf, s_lo, s_hi, fold, seq, nseq, table, codes)
-            if bad >= 0:
-                return r, pos, line, _BAD_CHAR, line + 1, buf[bad]
+            if copy:
+                nseq, bad = _copy_bases(buf, s_lo, s_hi, fold, seq, nseq, table, codes)
+                if bad >= 0:
+                    return r, pos, line, _BAD_CHAR, line + 1, buf[bad]
             qual_lo[r] = q_lo
             pos, line = ends[2] + 1, line + 4
         else:
@@ -176,7 +179,7 @@ def _parse(buf, final, fastq, max_reads, fold, table, seq, codes, bounds, name_l
                 break
             at = e1 + 1
             ln = line + 1
-            while at < start:  # copy line by line so an error names its line
+            while copy and at < start:  # copy line by line so an error names its line
                 e = _line_end(buf, at, True)
                 nseq, bad = _copy_bases(buf, at, e, fold, seq, nseq, table, codes)
                 if bad >= 0:
@@ -185,7 +188,8 @@ def _parse(buf, final, fastq, max_reads, fold, table, seq, codes, bounds, name_l
             qual_lo[r] = -1
             pos, line = start, line + lines
         r += 1
-        bounds[r] = nseq
+        if copy:
+            bounds[r] = nseq
     return r, pos, line, _OK, 0, 0
 
 
@@ -193,6 +197,61 @@ def read_reads(source: str | os.PathLike, batch_reads: int = 1 << 16, code_table
     """Stream a FASTQ or FASTA file of reads (format from its first byte) in batches; with
     code_table (256 entries), each batch also holds its bases translated through it."""
     table = _FOLD if code_table is None else code_table
+    for batch, _, _, _ in _framed(source, batch_reads, copy=True, table=table):
+        yield batch
+
+
+@dataclass(frozen=True)
+class RawBlock:
+    """Whole records of a reads file, cut at a record boundary but not parsed (parse_block does
+    that, wherever it runs): bytes, where they came from, and their first line and read."""
+
+    data: bytes
+    path: str
+    fastq: bool
+    first_line: int
+    first_read: int
+
+
+def read_blocks(source: str | os.PathLike, batch_reads: int = 1 << 16) -> Iterator[RawBlock]:
+    """The file as blocks of batch_reads records, their framing checked (a malformed header,
+    separator or quality length raises here, as read_reads would) but their bases not copied:
+    several times cheaper than read_reads, so one reader keeps many parsers busy."""
+    for data, fastq, line, index in _framed(source, batch_reads, copy=False, table=_FOLD):
+        yield RawBlock(data.tobytes(), display_name(source), fastq, line, index)
+
+
+def parse_block(block: RawBlock, code_table: np.ndarray | None = None) -> ReadBatch:
+    """A RawBlock's records as read_reads gives them; a bad base raises FormatError with the
+    line it has in the file."""
+    table = _FOLD if code_table is None else code_table
+    data = np.frombuffer(block.data, np.uint8)
+    batch, _, _ = _parse_batch(data, True, block.fastq, len(data) // 2 + 1, True, table, block.path,
+                               block.first_line, block.first_read)
+    return batch
+
+
+def _parse_batch(data, final, fastq, batch_reads, copy, table, path, line, index):
+    """(ReadBatch or None when no record is complete, bytes used, lines used) of data's start."""
+    cap = min(batch_reads, data.size // 2 + 1)
+    size = data.size if copy else 0
+    seq, codes = np.empty(size, np.uint8), np.empty(size, np.uint8)
+    bounds = np.zeros(cap + 1, np.int64)
+    name_lo, name_hi, qual_lo = (np.empty(cap, np.int64) for _ in range(3))
+    reads, used, lines, err, err_line, byte = _parse(data, final, fastq, cap, copy, _FOLD, table, seq, codes,
+                                                     bounds, name_lo, name_hi, qual_lo)
+    if err != _OK:
+        raise FormatError(path, line + err_line, _message(err, byte))
+    if not reads:
+        return None, used, lines
+    return ReadBatch(raw=data[:used], seq=seq[: bounds[reads]], codes=codes[: bounds[reads]],
+                     bounds=bounds[: reads + 1], name_lo=name_lo[:reads], name_hi=name_hi[:reads],
+                     qual_lo=qual_lo[:reads], first=index), used, lines
+
+
+def _framed(source, batch_reads: int, copy: bool, table: np.ndarray):
+    """(ReadBatch when copy else the raw records, fastq, first line, first read) per batch of
+    complete records, streaming the file in BLOCK reads."""
     path = display_name(source)
     stream = open_decompressed(source)
     try:
@@ -209,20 +268,10 @@ def read_reads(source: str | os.PathLike, batch_reads: int = 1 << 16, code_table
                 more = read_or_raise(stream, BLOCK, path, line)
                 final = not more
                 data = np.concatenate((data, np.frombuffer(more, np.uint8))) if more else data
-            cap = min(batch_reads, data.size // 2 + 1)
-            seq = np.empty(data.size, np.uint8)
-            bounds = np.empty(cap + 1, np.int64)
-            name_lo, name_hi, qual_lo = (np.empty(cap, np.int64) for _ in range(3))
-            codes = np.empty(data.size, np.uint8)
-            reads, used, lines, err, err_line, byte = _parse(data, final, fastq, cap, _FOLD, table, seq, codes,
-                                                             bounds, name_lo, name_hi, qual_lo)
-            if err != _OK:
-                raise FormatError(path, line + err_line, _message(err, byte))
-            if reads:
-                yield ReadBatch(raw=data[:used], seq=seq[: bounds[reads]], codes=codes[: bounds[reads]],
-                                bounds=bounds[: reads + 1], name_lo=name_lo[:reads],
-                                name_hi=name_hi[:reads], qual_lo=qual_lo[:reads], first=index)
-                index += reads
+            batch, used, lines = _parse_batch(data, final, fastq, batch_reads, copy, table, path, line, index)
+            if batch is not None:
+                yield (batch if copy else data[:used]), fastq, line, index
+                index += len(batch)
                 line += lines
                 data = data[used:]
             elif final:
