@@ -82,6 +82,9 @@ def test_find_command_is_byte_identical(tmp_path, client, rng):
         path = tmp_path / f"f{i}"
         path.write_bytes(bytes(rng.choice(list(b"ACGT"), size).astype(np.uint8)))
         files.append(str(path))
+    expected = seqsift.find("ACG", files[4])
+    assert cluster.find(client, "ACG", files[4], partition=1000).tolist() == expected.tolist() and expected.size
+    assert cluster.find_count(client, "ACG", open(files[4], "rb"), partition=999) == expected.size  # a stream: sent
     address = client.scheduler.address
     for extra in ([], ["-c"], ["--json"]):
         local, dask = both(tmp_path, ["find", *extra, "ACG", *files, "--partition", "1000"], address)

@@ -81,7 +81,7 @@ def sequence_pattern(pattern: bytes) -> bytes:
     return folded
 
 
-def _memory_view(source: Source) -> np.ndarray | None:
+def memory_view(source: Source) -> np.ndarray | None:
     """A zero-copy uint8 view of an in-memory source, or None for paths and streams."""
     if isinstance(source, np.ndarray):
         if source.dtype != np.uint8 or source.ndim != 1:
@@ -135,7 +135,7 @@ class FindJob:
     def offsets(self, source: Source, count_only: bool, progress: Progress | None = None) -> Iterator[np.ndarray | int]:
         """Per chunk, in order: the absolute offsets of matches (int64 array), or their count."""
         m = len(self.pattern)
-        data = _memory_view(source)
+        data = memory_view(source)
         if self.backend == "cuda":
             with self._reader(source, data) as reader:
                 yield from self._gpu_offsets(reader, count_only, progress)
@@ -240,7 +240,7 @@ class FindJob:
         elif hasattr(source, "readinto"):
             yield ChunkReader(source, self.chunk_size, overlap, getattr(source, "name", "(stream)"))
         elif hasattr(source, "read"):
-            yield ChunkReader(io.BufferedReader(_ReadOnly(source)), self.chunk_size, overlap, "(stream)")
+            yield ChunkReader(io.BufferedReader(ReadOnly(source)), self.chunk_size, overlap, "(stream)")
         else:
             raise UsageError(f"cannot search a {type(source).__name__}: give bytes, a numpy uint8 array, a path or a binary file")
 
@@ -345,7 +345,7 @@ def _record_hits(batch: SequenceBatch, found: list[tuple[str, np.ndarray]]) -> R
     return RecordHits(names[piece], batch.start[piece] + flat - batch.bounds[piece], strand)
 
 
-class _ReadOnly(io.RawIOBase):
+class ReadOnly(io.RawIOBase):
     """Adapts an object with only read() to readinto(), for io.BufferedReader."""
 
     def __init__(self, f):

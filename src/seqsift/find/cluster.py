@@ -8,14 +8,15 @@ it: ranges tile a file, and every match is reported once, by the range holding i
 
 from __future__ import annotations
 
+import io
 import os
 from dataclasses import dataclass
 from typing import Iterator
 
 import numpy as np
 
-from seqsift.errors import InputError
-from seqsift.find.api import FindJob, RecordHits, Source, _memory_view
+from seqsift.errors import InputError, UsageError
+from seqsift.find.api import FindJob, RecordHits, Source, memory_view, ReadOnly
 from seqsift.find.pack import regular_size
 from seqsift.io.chunks import ChunkReader
 from seqsift.io.fastx import read_batches
@@ -75,19 +76,28 @@ def spans_of(sources: list[Source], m: int, partition: int, by_path: bool) -> It
     """Spans of at most `partition` bytes over each source in turn. by_path: the workers see the
     files, so regular files travel as (path, range); anything else is read here and sent."""
     for k, source in enumerate(sources):
-        data = _memory_view(source)
+        data = memory_view(source)
         if data is not None:
             for lo in range(0, max(data.size - m + 1, 1), partition):
                 yield Span(k, lo, min(lo + partition, data.size), "(memory)", data=data[lo : lo + partition + m - 1].tobytes())
             continue
-        shown = display_name(source)
-        size = regular_size(source) if isinstance(source, (str, os.PathLike)) else None
+        named = isinstance(source, (str, os.PathLike))
+        shown = display_name(source) if named else getattr(source, "name", "(stream)")
+        size = regular_size(source) if named else None
         if by_path and size is not None:
             path = os.path.abspath(source)
             for lo in range(0, max(size, 1), partition):
                 yield Span(k, lo, min(lo + partition, size), shown, path=path)
             continue
-        stream = open_binary(source) if isinstance(source, (str, os.PathLike)) else source
+        if named:
+            stream = open_binary(source)
+        elif hasattr(source, "readinto"):
+            stream = source
+        elif hasattr(source, "read"):
+            stream = io.BufferedReader(ReadOnly(source))
+        else:
+            raise UsageError(f"cannot search a {type(source).__name__}: give bytes, a numpy uint8 array, a path or a "
+                             "binary file")
         try:
             reader = ChunkReader(stream, partition, m - 1, shown)
             buf = np.empty(reader.buffer_size, np.uint8)
@@ -99,7 +109,7 @@ def spans_of(sources: list[Source], m: int, partition: int, by_path: bool) -> It
             if empty:
                 yield Span(k, 0, 0, shown, data=b"")
         finally:
-            if stream is not source and str(source) != "-":
+            if named and str(source) != "-":
                 stream.close()
 
 
