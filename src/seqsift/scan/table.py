@@ -42,10 +42,18 @@ def pair_log_probability(sample: np.ndarray | None) -> np.ndarray:
     prior[np.arange(256) * 257] += 0.5 / 256
     p = prior
     if sample is not None and sample.size > 1:
-        a = sample[:SAMPLE_BYTES].astype(np.int64)
-        counts = np.bincount(a[:-1] | (a[1:] << 8), minlength=KEYS)
+        counts = np.zeros(KEYS, np.int64)
+        _count_pairs(np.ascontiguousarray(sample[:SAMPLE_BYTES]), counts)
         p = 0.5 * prior + 0.5 * counts / counts.sum()
     return np.log(p)
+
+
+@njit(nogil=True, cache=True)
+def _count_pairs(data, counts):
+    """counts[a | b << 8] += 1 for every byte a followed by b (one pass, no int64 copies: this
+    runs on the filter thread before the first buffer is filtered)."""
+    for i in range(data.size - 1):
+        counts[np.int64(data[i]) | (np.int64(data[i + 1]) << 8)] += 1
 
 
 @dataclass
@@ -168,11 +176,14 @@ def _stride_offsets(flat, offsets, stride, pair_logp):
     for k in range(n):
         lo = offsets[k]
         span = offsets[k + 1] - lo - (WINDOW + stride - 1)
+        q = np.empty(span + stride)  # each window's probability, once
+        for i in range(q.size):
+            q[i] = np.exp(_window_logp(flat, lo + i, WINDOW, pair_logp))
         best, best_p = 0, np.inf
         for o in range(span + 1):
             p = 0.0
             for j in range(stride):
-                p += np.exp(_window_logp(flat, lo + o + j, WINDOW, pair_logp))
+                p += q[o + j]
             if p < best_p:
                 best, best_p = o, p
         out[k] = lo + best
