@@ -99,7 +99,6 @@ def run(args: argparse.Namespace) -> int:
     queries = list(zip(q_names, q_seqs))
     with contextlib.ExitStack() as stack:
         if args.dask:
-
             client = stack.enter_context(distributed.connect(args.dask))
             distributed.announce(client, lambda text: warn(args, text))
             progress = Progress("align", -(-len(queries) // per_task), enabled=not args.quiet, unit=" partitions")

@@ -103,7 +103,6 @@ def run_search(args: argparse.Namespace) -> int:
     matched = False
     with contextlib.ExitStack() as stack:
         if args.dask:
-
             client = stack.enter_context(distributed.connect(args.dask))
             distributed.announce(client, lambda text: warn(args, text))
             progress = Progress("search", None, enabled=not args.quiet, unit=" partitions")
