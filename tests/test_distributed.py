@@ -136,9 +136,13 @@ def test_scan_is_the_same_as_one_machine(tmp_path, client, rng):
 
 
 # -- FM-index search -----------------------------------------------------------------------------
-@pytest.mark.parametrize("form", ["tsv", "sam"])
+@pytest.mark.parametrize("form", ["tsv", "sam", "tsv from a plain file"])
 def test_search_command_is_byte_identical(tmp_path, client, lambda_index, form):
     reads = str(shared_file("lambda_reads_1.fq.gz"))
+    if form == "tsv from a plain file":  # blocks travel as (path, offset, length), read by the workers
+        plain = tmp_path / "reads.fq"
+        plain.write_bytes(gzip.decompress(open(reads, "rb").read()))
+        reads, form = str(plain), "tsv"
     local, dask = both(tmp_path, ["search", str(lambda_index), reads, "--format", form, "--partition", "700"],
                        client.scheduler.address)
     if form == "sam":  # the @PG line holds the command line, which differs by --dask

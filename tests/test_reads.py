@@ -17,14 +17,22 @@ from seqsift.io.reads import parse_block, read_blocks, read_reads
 from tests.conftest import shared_file
 
 
-@pytest.fixture(params=["batches", "blocks"])
+@pytest.fixture(params=["batches", "blocks", "located blocks"])
 def way(request):
     return request.param
 
 
 def parsed(path, batch_reads=5, way="batches"):
+    """(names, sequences) read one of three ways: parsed at once; framed into blocks and parsed
+    from their bytes; or (plain files) from where the blocks say they lie."""
     names, seqs = [], []
-    batches = read_reads(path, batch_reads) if way == "batches" else map(parse_block, read_blocks(path, batch_reads))
+    if way == "batches":
+        batches = read_reads(path, batch_reads)
+    else:
+        blocks = list(read_blocks(path, batch_reads, by_path=way == "located blocks"))
+        if way == "located blocks":  # plain files are located, compressed ones carry their bytes
+            assert all((b.data is None) != str(path).endswith(".gz") for b in blocks)
+        batches = map(parse_block, blocks)
     for batch in batches:
         for i in range(len(batch)):
             names.append(batch.name(i))
@@ -129,4 +137,4 @@ def test_fuzzed_files_parse_as_the_general_reader(tmp_path, monkeypatch, records
             text += f">{name}{eol}" + "".join(seq[k : k + wrap] + eol for k in range(0, len(seq), wrap))
     path = tmp_path / "fuzz.txt"
     path.write_bytes(text.encode())
-    assert parsed(path, batch) == parsed(path, batch, "blocks") == reference(path)
+    assert parsed(path, batch) == parsed(path, batch, "blocks") == parsed(path, batch, "located blocks") == reference(path)

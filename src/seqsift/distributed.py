@@ -419,7 +419,8 @@ def search(client, index, reads, *, max_hits: int = 100, partition: int = 1 << 1
         FMIndex.load(index)  # a bad index fails here, as locally
         shared = share_files(client, _load_index, [index])
     if isinstance(reads, (str, os.PathLike)):
-        parts = ((block, max_hits) for block in read_blocks(reads, partition))
+        by_path = str(reads) != "-" and workers_see(client, [reads], False)
+        parts = ((block, max_hits) for block in read_blocks(reads, partition, by_path))
     else:
         reads = list(reads)
         parts = ((encode_reads(reads[k : k + partition]), max_hits) for k in range(0, len(reads), partition))

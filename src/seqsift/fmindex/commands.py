@@ -109,7 +109,8 @@ def run_search(args: argparse.Namespace) -> int:
             stack.callback(progress.close)
             shared = distributed.share_files(client, load, [args.index],
                                              (options, args.backend, args.max_hits, args.format))
-            results = distributed.map_ordered(client, shared, run_block, read_blocks(args.reads, batch_reads),
+            by_path = distributed.workers_see(client, [args.reads], thorough=False) if args.reads != "-" else False
+            results = distributed.map_ordered(client, shared, run_block, read_blocks(args.reads, batch_reads, by_path),
                                               progress.advance)
         else:
             job = ReadSearch(index, options, backends.resolve_unmeasured(args.backend), args.max_hits, args.format)

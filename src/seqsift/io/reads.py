@@ -15,10 +15,10 @@ from typing import Iterator
 import numpy as np
 from numba import njit, uint8, uint64
 
-from seqsift.errors import FormatError
+from seqsift.errors import FormatError, InputError
 from seqsift.intrinsics import cttz64, eq_mask32
 from seqsift.io.fastx import FOLD
-from seqsift.io.openers import STDIN, display_name, open_decompressed, read_or_raise
+from seqsift.io.openers import STDIN, display_name, open_decompressed, read_or_raise, sniff_compression
 
 BLOCK = 16 << 20
 _FOLD = np.frombuffer(FOLD, np.uint8)
@@ -204,31 +204,61 @@ def read_reads(source: str | os.PathLike, batch_reads: int = 1 << 16, code_table
 @dataclass(frozen=True)
 class RawBlock:
     """Whole records of a reads file, cut at a record boundary but not parsed (parse_block does
-    that, wherever it runs): bytes, where they came from, and their first line and read."""
+    that, wherever it runs): their bytes, or where to read them (data None: `length` bytes at
+    `offset` of the plain file `source`); the name to report, and their first line and read."""
 
-    data: bytes
+    data: bytes | None
     path: str
     fastq: bool
     first_line: int
     first_read: int
+    source: str | None = None
+    offset: int = 0
+    length: int = 0
 
 
-def read_blocks(source: str | os.PathLike, batch_reads: int = 1 << 16) -> Iterator[RawBlock]:
+def read_blocks(source: str | os.PathLike, batch_reads: int = 1 << 16, by_path: bool = False) -> Iterator[RawBlock]:
     """The file as blocks of batch_reads records, their framing checked (a malformed header,
     separator or quality length raises here, as read_reads would) but their bases not copied:
-    several times cheaper than read_reads, so one reader keeps many parsers busy."""
+    several times cheaper than read_reads, so one reader keeps many parsers busy. by_path: a
+    plain (uncompressed) file's blocks say where they lie instead of carrying their bytes."""
+    located = by_path and str(source) != STDIN and _is_plain(source)
+    offset = 0
     for data, fastq, line, index in _framed(source, batch_reads, copy=False, table=_FOLD):
-        yield RawBlock(data.tobytes(), display_name(source), fastq, line, index)
+        if located:
+            yield RawBlock(None, display_name(source), fastq, line, index, os.path.abspath(source), offset, data.size)
+        else:
+            yield RawBlock(data.tobytes(), display_name(source), fastq, line, index)
+        offset += data.size
 
 
 def parse_block(block: RawBlock, code_table: np.ndarray | None = None) -> ReadBatch:
     """A RawBlock's records as read_reads gives them; a bad base raises FormatError with the
     line it has in the file."""
     table = _FOLD if code_table is None else code_table
-    data = np.frombuffer(block.data, np.uint8)
+    raw = block.data
+    if raw is None:
+        try:
+            with open(block.source, "rb") as f:
+                f.seek(block.offset)
+                raw = f.read(block.length)
+        except OSError as exc:
+            raise InputError(block.path, f"read failed: {exc.strerror or exc}") from None
+        if len(raw) != block.length:
+            raise InputError(block.path, "the file changed while it was being searched")
+    data = np.frombuffer(raw, np.uint8)
     batch, _, _ = _parse_batch(data, True, block.fastq, len(data) // 2 + 1, True, table, block.path,
                                block.first_line, block.first_read)
     return batch
+
+
+def _is_plain(source) -> bool:
+    """A regular file that is not compressed: its decompressed offsets are its file offsets."""
+    try:
+        with open(source, "rb") as f:
+            return os.path.isfile(source) and sniff_compression(f.read(6)) is None
+    except OSError:
+        return False
 
 
 def _parse_batch(data, final, fastq, batch_reads, copy, table, path, line, index):
