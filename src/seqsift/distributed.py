@@ -82,8 +82,12 @@ def connect(spec: str) -> Iterator[Any]:
             cluster.close()
 
 
-def add_options(parser, unit: str, kind: Callable = int) -> None:
-    """The --dask options of a subcommand; unit says what --partition counts for this engine."""
+def add_options(parser, unit: str, kind: Callable | None = None) -> None:
+    """The --dask options of a subcommand; unit says what --partition counts for this engine, kind
+    parses it (a whole number of at least 1 by default)."""
+    from seqsift.cli import positive_int
+
+    kind = kind or positive_int
     g = parser.add_argument_group("cluster (Dask)")
     g.add_argument("--dask", metavar="ADDRESS",
                    help="run on a Dask cluster: a scheduler address (tcp://host:8786) or local:N for N worker "
@@ -91,11 +95,22 @@ def add_options(parser, unit: str, kind: Callable = int) -> None:
     g.add_argument("--partition", type=kind, metavar="N", help=f"{unit} per task sent to a worker")
 
 
-def announce(client, say: Callable[[str], None]) -> None:
-    """Tell where the run goes and where to watch it."""
-    workers = client.scheduler_info().get("workers", {})
-    threads = sum(w.get("nthreads", 0) for w in workers.values())
-    say(f"Dask: {len(workers)} workers, {threads} threads; dashboard {client.dashboard_link}")
+@contextlib.contextmanager
+def command_run(args, total: int | None = None) -> Iterator[tuple[Any, Any]]:
+    """A subcommand's --dask run: (client, progress bar counting partitions), the workers and the
+    dashboard's address told on stderr unless -q."""
+    from seqsift.cli import warn
+    from seqsift.progress import Progress
+
+    with connect(args.dask) as client:
+        workers = client.scheduler_info().get("workers", {})
+        threads = sum(w.get("nthreads", 0) for w in workers.values())
+        warn(args, f"Dask: {len(workers)} workers, {threads} threads; dashboard {client.dashboard_link}")
+        progress = Progress(args.command, total, enabled=not args.quiet, unit=" partitions")
+        try:
+            yield client, progress
+        finally:
+            progress.close()
 
 
 # -- what every partition needs ------------------------------------------------------------------
@@ -355,7 +370,7 @@ def find_records(client, pattern, source, *, revcomp: bool = False, backend: str
 
     pattern = as_pattern(pattern)
     m = len(sequence_pattern(pattern))
-    job = share_object(client, pattern, cluster.new_job, (chunk_size, backend, threads), exclusive=True)
+    job = cluster.share_job(client, pattern, chunk_size, backend, threads)
     parts = cluster.record_parts(source, m, partition or cluster.DEFAULT_PARTITION, revcomp, False)
     return RecordHits.concat(list(map_ordered(client, job, cluster.search_batch, parts)))
 
@@ -365,12 +380,10 @@ def _find_spans(client, pattern, source, count_only, backend, threads, chunk_siz
     from seqsift.find.api import as_pattern
 
     pattern = as_pattern(pattern)
-    partition = partition or cluster.DEFAULT_PARTITION
-    job = share_object(client, pattern, cluster.new_job, (chunk_size, backend, threads), exclusive=True)
-    is_path = isinstance(source, (str, os.PathLike)) and str(source) != "-"
-    spans = cluster.spans_of([source], len(pattern), partition, is_path and workers_see(client, [source], False))
-    for results in map_ordered(client, job, cluster.search_spans, ((g, count_only) for g in cluster.groups(spans, partition))):
-        yield from results
+    job = cluster.share_job(client, pattern, chunk_size, backend, threads)
+    for _, result in cluster.search_sources(client, job, [source], len(pattern), partition or cluster.DEFAULT_PARTITION,
+                                            count_only):
+        yield result
 
 
 def scan(client, sources, signatures, *, recursive: bool = False, backend: str = "auto", threads: int | None = None,

@@ -81,7 +81,6 @@ def read_fasta(path) -> tuple[list[str], list[bytes]]:
 def run(args: argparse.Namespace) -> int:
     from seqsift.alignment.report import AlignReport, load, run_queries
     from seqsift.backend import resolve_unmeasured
-    from seqsift.cli import warn
     from seqsift.io.writers import atomic_output
     from seqsift.progress import Progress
 
@@ -90,8 +89,6 @@ def run(args: argparse.Namespace) -> int:
     if fmt == "sam" and not scoring.is_dna:
         raise UsageError("--outfmt sam is for DNA: add --dna")
     per_task = args.partition or QUERIES_PER_PARTITION
-    if per_task < 1:
-        raise UsageError(f"--partition {per_task}: give at least 1 query")
     q_names, q_seqs = read_fasta(args.queries)
     d_names, d_seqs = read_fasta(args.database)
     db = Database(d_names, d_seqs, scoring)  # built here whatever runs the queries: bad letters fail at once
@@ -99,10 +96,7 @@ def run(args: argparse.Namespace) -> int:
     queries = list(zip(q_names, q_seqs))
     with contextlib.ExitStack() as stack:
         if args.dask:
-            client = stack.enter_context(distributed.connect(args.dask))
-            distributed.announce(client, lambda text: warn(args, text))
-            progress = Progress("align", -(-len(queries) // per_task), enabled=not args.quiet, unit=" partitions")
-            stack.callback(progress.close)
+            client, progress = stack.enter_context(distributed.command_run(args, -(-len(queries) // per_task)))
             shared = distributed.share_files(client, load, [args.database], (*options, args.backend))
             parts = (queries[k : k + per_task] for k in range(0, len(queries), per_task))
             texts = distributed.map_ordered(client, shared, run_queries, parts, progress.advance)

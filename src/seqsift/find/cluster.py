@@ -15,6 +15,7 @@ from typing import Iterator
 
 import numpy as np
 
+from seqsift import distributed
 from seqsift.errors import InputError, UsageError
 from seqsift.find.api import FindJob, RecordHits, Source, memory_view, ReadOnly
 from seqsift.find.pack import regular_size
@@ -38,9 +39,26 @@ class Span:
     data: bytes | None = None
 
 
-def new_job(pattern: bytes, chunk_size: int, backend: str = "auto", threads: int | None = None) -> FindJob:
+def share_job(client, pattern: bytes, chunk_size: int, backend: str = "auto", threads: int | None = None):
+    """The pattern sent to every worker, each task running at once with a FindJob of its own."""
+    return distributed.share_object(client, pattern, _new_job, (chunk_size, backend, threads), exclusive=True)
+
+
+def _new_job(pattern: bytes, chunk_size: int, backend: str, threads: int | None) -> FindJob:
     """A worker's job: one thread unless told, as Dask runs one task per worker thread."""
     return FindJob(pattern, backend=backend, threads=threads or 1, chunk_size=chunk_size)
+
+
+def search_sources(client, job, sources: list[Source], m: int, partition: int, count_only: bool, progress=None):
+    """(input number, result) per span of every source, in order: the offsets (or count) of the
+    matches of a pattern of m bytes starting in the span. Files the workers see travel as paths,
+    anything else as bytes."""
+    named = [s for s in sources if isinstance(s, (str, os.PathLike)) and str(s) != "-"]
+    spans = spans_of(sources, m, partition, distributed.workers_see(client, named, thorough=False))
+    tagged = ((g, (g, count_only)) for g in groups(spans, partition))
+    for g, results in distributed.map_tagged(client, job, search_spans, tagged, progress):
+        for span, result in zip(g, results):
+            yield span.source, result
 
 
 def search_spans(job: FindJob, part: tuple[list[Span], bool]) -> list[np.ndarray | int]:

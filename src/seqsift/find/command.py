@@ -72,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
             progress.total = _total_size(readable)
         try:
             if args.dask:
-                results = _on_cluster(args, pattern, readable, progress)
+                results = _on_cluster(args, pattern, readable)
             elif args.fasta:
                 results = ((p, job.record_hits(p, args.revcomp, args.count, progress.advance)) for p in readable)
             else:
@@ -87,30 +87,20 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_ERROR if failed else EXIT_FOUND if found else EXIT_NONE
 
 
-def _on_cluster(args: argparse.Namespace, pattern: bytes, paths: list[str], progress: Progress):
+def _on_cluster(args: argparse.Namespace, pattern: bytes, paths: list[str]):
     """(path, its results) per path, as FindJob gives them, computed by Dask workers."""
-    from seqsift.cli import warn
     from seqsift.find import cluster
 
     partition = args.partition or cluster.DEFAULT_PARTITION
-    if partition < 1:
-        raise UsageError(f"--partition {partition}: give at least 1 byte")
-    with distributed.connect(args.dask) as client:
-        distributed.announce(client, lambda text: warn(args, text))
-        progress.unit, progress.total = " partitions", None
-        job = distributed.share_object(client, pattern, cluster.new_job, (args.chunk_size, args.backend), exclusive=True)
+    with distributed.command_run(args) as (client, progress):
+        job = cluster.share_job(client, pattern, args.chunk_size, args.backend)
         m = len(pattern)
         if args.fasta:
             tagged = ((k, part) for k, p in enumerate(paths)
                       for part in cluster.record_parts(p, m, partition, args.revcomp, args.count))
             done = distributed.map_tagged(client, job, cluster.search_batch, tagged, progress.advance)
         else:
-            files = [p for p in paths if p != STDIN]
-            spans = cluster.spans_of(paths, m, partition, distributed.workers_see(client, files, thorough=False))
-            groups = ((g, (g, args.count)) for g in cluster.groups(spans, partition))
-            done = ((span.source, result) for g, results in
-                    distributed.map_tagged(client, job, cluster.search_spans, groups, progress.advance)
-                    for span, result in zip(g, results))
+            done = cluster.search_sources(client, job, paths, m, partition, args.count, progress.advance)
         for k, parts in distributed.by_source(len(paths), done):
             yield paths[k], parts
 

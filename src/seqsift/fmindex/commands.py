@@ -79,7 +79,7 @@ def run_index(args: argparse.Namespace) -> int:
 
 
 def run_search(args: argparse.Namespace) -> int:
-    from seqsift.cli import EXIT_FOUND, EXIT_NONE, warn
+    from seqsift.cli import EXIT_FOUND, EXIT_NONE
     from seqsift import backend as backends
     from seqsift.fmindex.api import FMIndex
     from seqsift.fmindex.output import sam_header
@@ -88,25 +88,19 @@ def run_search(args: argparse.Namespace) -> int:
     from seqsift.io.openers import check_readable
     from seqsift.io.reads import read_blocks, read_reads
     from seqsift.io.writers import atomic_output
-    from seqsift.progress import Progress
 
     if args.max_hits < 0:
         raise UsageError(f"--max-hits {args.max_hits}: give 0 (count only) or more")
     if args.format == "sam" and args.max_hits == 0:
         raise UsageError("--format sam needs positions: give --max-hits 1 or more")
     batch_reads = args.partition or args.batch_reads
-    if batch_reads < 1:
-        raise UsageError(f"--partition {batch_reads}: give at least 1 read")
     index = FMIndex.load(args.index)  # checked here whatever runs the batches: a bad index fails at once
     check_readable(args.reads)
     options = SearchOptions(kmer_table=not args.no_kmer_table, shortcut=args.shortcut, width=args.interleave)
     matched = False
     with contextlib.ExitStack() as stack:
         if args.dask:
-            client = stack.enter_context(distributed.connect(args.dask))
-            distributed.announce(client, lambda text: warn(args, text))
-            progress = Progress("search", None, enabled=not args.quiet, unit=" partitions")
-            stack.callback(progress.close)
+            client, progress = stack.enter_context(distributed.command_run(args))
             shared = distributed.share_files(client, load, [args.index],
                                              (options, args.backend, args.max_hits, args.format))
             by_path = distributed.workers_see(client, [args.reads], thorough=False) if args.reads != "-" else False

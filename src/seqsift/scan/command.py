@@ -119,31 +119,22 @@ def _options(args: argparse.Namespace) -> dict:
 def _on_cluster(args: argparse.Namespace, scanner: Scanner, objects, report):
     """ObjectResults in object order from Dask workers, each scanning groups of files with the
     same Scanner options; their counts of files and bytes added to scanner.stats for the summary."""
-    from seqsift.cli import warn
-    from seqsift.progress import Progress
     from seqsift.scan import cluster
 
     if args.no_verify or args.stats:
         raise UsageError("--no-verify and --stats show one machine's filter at work: run them without --dask")
     partition = args.partition or cluster.DEFAULT_PARTITION
-    if partition < 1:
-        raise UsageError(f"--partition {partition}: give at least 1 byte")
-    with distributed.connect(args.dask) as client:
-        distributed.announce(client, lambda text: warn(args, text))
-        progress = Progress("scan", None, enabled=not args.quiet, unit=" partitions")
+    with distributed.command_run(args) as (client, progress):
         shared = distributed.share_files(client, cluster.scanner_from_files, args.db, (_options(args),), exclusive=True)
         roots = [p for p in args.paths if p != STDIN]
         by_path = STDIN not in args.paths and distributed.workers_see(client, roots, thorough=False)
-        try:
-            for done in distributed.map_ordered(client, shared, cluster.scan_objects,
-                                                cluster.groups(objects, partition, by_path, report), progress.advance):
-                for path, why in done.errors:
-                    report(path, why)
-                scanner.stats.files += done.files
-                scanner.stats.bytes += done.bytes
-                yield from done.results
-        finally:
-            progress.close()
+        for done in distributed.map_ordered(client, shared, cluster.scan_objects,
+                                            cluster.groups(objects, partition, by_path, report), progress.advance):
+            for path, why in done.errors:
+                report(path, why)
+            scanner.stats.files += done.files
+            scanner.stats.bytes += done.bytes
+            yield from done.results
 
 
 def _json(obj: dict) -> bytes:
