@@ -5,6 +5,7 @@ import subprocess
 import sys
 import textwrap
 
+import numpy as np
 import pytest
 
 import seqsift
@@ -235,6 +236,35 @@ def test_align_pairs_in_lanes_equals_one_by_one(rng, scoring):
     got = align_pairs(queries, targets, scoring)
     assert got == [seqsift.align(q, t, scoring) for q, t in zip(queries, targets)]
     assert [a.score for a in got[:6]] == [oracle(q, t, scoring, "local") for q, t in zip(queries[:6], targets[:6])]
+
+
+def test_align_pairs_lanes_edges(rng, monkeypatch):
+    """Lengths far apart in one batch (padding in both directions), N in targets, pairs too long for
+    a batch's direction bytes (aligned one by one), and a DNA matrix with a positive mismatch (which
+    the lanes refuse): every alignment equals align()'s, in input order."""
+    from seqsift.alignment import _pairs, pairwise
+    from seqsift.alignment.scoring import Scoring
+
+    queries, targets = [], []
+    for k in range(40):
+        q = "".join(rng.choice(list("ACGT" if k % 4 else "ACGTNNNN"), int(rng.integers(1, 400) if k % 2 else rng.integers(1, 30))))
+        t = mutate(q, rng, 0.2) if k % 3 else "".join(rng.choice(list("ACGTN"), int(rng.integers(1, 400))))
+        t = t[: len(t) // 2] + "N" + t[len(t) // 2 :] if k % 5 == 0 else t  # N against N scores a mismatch
+        queries.append(q)
+        targets.append(t)
+    monkeypatch.setattr(pairwise, "LANES_DIRS_BYTES", 32 * 301 * 301)  # pairs past 300 go one by one
+    batched, align_lanes = [], _pairs.align_lanes
+    monkeypatch.setattr(_pairs, "align_lanes", lambda q, t, *rest: batched.extend(map(len, q + t)) or align_lanes(q, t, *rest))
+    for scoring in (dna(1, -1, 0, 2), dna(2, -3, 5, 2)):
+        assert pairwise.align_pairs(queries, targets, scoring) == [seqsift.align(q, t, scoring) for q, t in zip(queries, targets)]
+    assert batched and max(batched) <= 300 < max(map(len, queries + targets))
+    m = np.where(np.eye(5, dtype=bool), 3, 1).astype(np.int32)
+    m[4, :] = m[:, 4] = 1
+    odd = Scoring("DNA 3/+1", b"ACGTN", m, 0, 2, unknown=4)
+    q = queries[1][:50]
+    pairs = [q, q, queries[3]], [q[:10], "".join(rng.choice(list("ACGT"), 100)), targets[3]]  # a short target padded by a long one
+    assert [a.score for a in pairwise.align_pairs(*pairs, odd)] == [oracle(q, t, odd, "local") for q, t in zip(*pairs)]
+    assert pairwise.align_pairs(*pairs, odd) == [seqsift.align(q, t, odd) for q, t in zip(*pairs)]
 
 
 def test_lanes_kernel_with_queries_longer_than_a_strip(rng):

@@ -51,13 +51,10 @@ class Scoring:
     def encode(self, seq: bytes | str, where: str = "sequence") -> np.ndarray:
         """Residue codes (uint8). Case is folded; for DNA every other IUPAC letter becomes N, for
         proteins U, O and J become X; any other letter is an error naming `where` and position."""
-        raw = (seq.encode() if isinstance(seq, str) else bytes(seq)).upper()
-        if not self.is_dna:
-            raw = raw.translate(bytes(PROTEIN_ALIASES.get(i, i) for i in range(256)))
-        codes = self._table[np.frombuffer(raw, np.uint8)]
-        bad = np.flatnonzero(codes == 255)
-        if bad.size:
-            pos = int(bad[0])
+        raw = seq.encode() if isinstance(seq, str) else bytes(seq)
+        codes = self._table[np.frombuffer(raw, np.uint8)]  # case and aliases folded in the table
+        if codes.size and codes.max() == 255:
+            pos = int(np.flatnonzero(codes == 255)[0])
             raise UsageError(f"{where}: letter {chr(raw[pos])!r} at position {pos + 1} is not in the "
                              f"{self.name} alphabet ({self.alphabet.decode()})")
         return codes
@@ -67,10 +64,11 @@ class Scoring:
         table = np.full(256, 255, np.uint8)
         for i, letter in enumerate(self.alphabet):
             table[letter] = i
-        if self.is_dna:
-            for letter in b"RYSWKMBDHVN":
-                table[letter] = self.unknown
-        return table
+        aliases = dict.fromkeys(b"RYSWKMBDHV", ord("N")) if self.is_dna else PROTEIN_ALIASES
+        for letter, same_as in aliases.items():
+            table[letter] = table[same_as]
+        upper = bytes(range(256)).upper()
+        return table[np.frombuffer(upper, np.uint8)]  # a lowercase letter codes as its capital
 
 
 def dna(match: int = 1, mismatch: int = -1, gap_open: int = 0, gap_extend: int = 2) -> Scoring:
