@@ -52,7 +52,7 @@ class Database:
             self._gpu = GpuAligner(self.codes, self.scoring.matrix, self.scoring.gap_open, self.scoring.gap_extend)
         return self._gpu
 
-    def profile(self, batch, bits: int) -> tuple[np.ndarray, int]:
+    def profile(self, batch, bits: int) -> tuple[np.ndarray, np.ndarray]:
         """The lanes profile of a batch (its number, or ("redo", indices)), built once and kept."""
         key = (batch, bits)
         if key not in self._profiles:  # a benign race: two threads may build the same profile once each
@@ -92,17 +92,17 @@ def scores(query: np.ndarray, db: Database, mode: str = "local", backend: str = 
         if not eight_bits:
             redo += members.tolist()
             continue
-        profile, columns = db.profile(b, 8)
-        best = _lanes.run_batch(query, profile, columns, go, ge, 8, scratch)[: len(members)].astype(np.int64)
+        profile, chunk_columns = db.profile(b, 8)
+        best = _lanes.run_batch(query, profile, chunk_columns, go, ge, 8, scratch)[: len(members)].astype(np.int64)
         saturated = best >= _lanes.WIDTHS[8][2]
         out[members[~saturated]] = best[~saturated]
         redo += members[saturated].tolist()
     redo.sort(key=lambda k: db.codes[k].size)  # lanes saturated at 8 bits, regrouped at 16
     for first in range(0, len(redo), _lanes.LANES):
         members = redo[first : first + _lanes.LANES]
-        profile, columns = db.profile(("redo", tuple(members)), 16) if not eight_bits else \
+        profile, chunk_columns = db.profile(("redo", tuple(members)), 16) if not eight_bits else \
             _lanes.batch_profile(db.scoring.matrix, [db.codes[k] for k in members], 16)
-        best = _lanes.run_batch(query, profile, columns, go, ge, 16, scratch)
+        best = _lanes.run_batch(query, profile, chunk_columns, go, ge, 16, scratch)
         for lane, k in enumerate(members):
             out[k] = best[lane] if best[lane] < _lanes.WIDTHS[16][2] else score_pair(query, db.codes[k], db.scoring, code)
     return out
