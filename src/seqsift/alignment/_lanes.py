@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from seqsift.alignment._lane_column import chunk_lanes, lane_column
+from seqsift.alignment._lane_column import chunk_lanes, lane_column_pair
 
 STRIP = 512  # query rows processed together, so a long query's H and D rows stay in cache (noisy to measure: 256-1024 all within run-to-run noise here)
 LANES = 256  # measured best of 16-512 for the 8-bit pass on AVX2 (docs/benchmarks.md)
@@ -25,38 +25,40 @@ WIDTHS = {8: (np.int8, -128, 127, -64), 16: (np.int16, -32768, 32767, -16384)}  
 
 
 @njit(nogil=True, cache=True, boundscheck=False)
-def score_batch(q, profile, chunk_columns, open_extend, extend, H, D, top_h, top_i, best, floor, chunk):
+def score_batch(q, profile, chunk_columns, open_extend, extend, H, D, above, best, floor, chunk):
     """Local scores of query q against one batch, in the width of H's dtype (8 or 16 bits):
     profile[j, a, lane] is the score of residue a against the lane's j-th residue (PAD past its
-    end); best[lane] receives each lane's best score. The query is processed in strips of
-    H.shape[0] - 1 rows so the strip's H and D rows stay in cache whatever the query length;
-    top_h/top_i (columns + 1, LANES) carry each column's H and vertical-gap values from one strip
-    to the next. Each strip runs column by column, chunk lanes at a time (lane_column), each
-    chunk only as far as chunk_columns[chunk number], its longest sequence: a short chunk beside a
-    long one costs nothing past its end, and an empty one nothing at all. open_extend, extend and
-    floor (the width's minimum) come in the narrow type, which sets the lane width."""
+    end, and an even number of columns); best[lane] receives each lane's best score. The query
+    is processed in strips of H.shape[0] - 1 rows so the strip's H and D rows stay in cache
+    whatever the query length; above (columns + 2, 2, LANES) carries each column's H and
+    vertical-gap values from one strip to the next. Each strip runs two columns at a time, chunk
+    lanes at a time (lane_column_pair), each chunk only as far as chunk_columns[chunk number], its
+    longest sequence: a short chunk beside a long one costs nothing past its end, and an empty one
+    nothing at all. open_extend, extend and floor (the width's minimum) come in the narrow type,
+    which sets the lane width."""
     m = q.size
-    columns = chunk_columns.max()
     strip = H.shape[0] - 1
     zero = floor - floor
     size = H.itemsize
+    step = profile.strides[0]
     corner = np.empty(LANES, H.dtype)
     top = np.zeros(LANES, H.dtype)
-    top_h[: columns + 1] = zero
-    top_i[: columns + 1] = floor
+    columns = chunk_columns.max()
+    above[: columns + 2, 0] = zero
+    above[: columns + 2, 1] = floor
     for r0 in range(0, m, strip):
         rows = min(strip, m - r0)
         H[: rows + 1] = zero  # column 0
         D[: rows + 1] = floor
         corner[:] = zero  # H of the row above the strip in column 0
-        for j in range(1, columns + 1):
+        for j in range(1, columns + 1, 2):
             for c in range(0, LANES, chunk):
                 if j > chunk_columns[c // chunk]:
                     continue
                 lane = c * size
-                lane_column(H[1:].ctypes.data + lane, D[1:].ctypes.data + lane, profile[j - 1].ctypes.data + lane,
-                            q[r0:].ctypes.data, rows, top_h[j].ctypes.data + lane, top_i[j].ctypes.data + lane,
-                            corner.ctypes.data + lane, top.ctypes.data + lane, LANES, open_extend, extend)
+                lane_column_pair(H[1:].ctypes.data + lane, D[1:].ctypes.data + lane, profile[j - 1].ctypes.data + lane, step,
+                                 q[r0:].ctypes.data, rows, above[j].ctypes.data + lane, corner.ctypes.data + lane,
+                                 top.ctypes.data + lane, LANES, open_extend, extend)
     best[:] = top
 
 
@@ -69,22 +71,23 @@ def run_batch(query: np.ndarray, profile: np.ndarray, chunk_columns: np.ndarray,
     if bits not in scratch:
         scratch[bits] = (np.empty((rows + 1, LANES), dtype), np.empty((rows + 1, LANES), dtype), np.empty(LANES, dtype))
     H, D, best = scratch[bits]
-    if ("top", bits) not in scratch or scratch[("top", bits)][0].shape[0] < columns + 1:
-        scratch[("top", bits)] = (np.empty((columns + 1, LANES), dtype), np.empty((columns + 1, LANES), dtype))
-    top_h, top_i = scratch[("top", bits)]
-    score_batch(query, profile, chunk_columns, dtype(gap_open + gap_extend), dtype(gap_extend), H, D, top_h, top_i,
-                best, dtype(low), chunk_lanes(bits))
+    if ("above", bits) not in scratch or scratch[("above", bits)].shape[0] < columns + 2:
+        scratch[("above", bits)] = np.empty((columns + 2, 2, LANES), dtype)
+    score_batch(query, profile, chunk_columns, dtype(gap_open + gap_extend), dtype(gap_extend), H, D,
+                scratch[("above", bits)], best, dtype(low), chunk_lanes(bits))
     return best
 
 
 def batch_profile(matrix: np.ndarray, targets: list[np.ndarray], bits: int = 16) -> tuple[np.ndarray, np.ndarray]:
     """(profile (columns, alphabet, LANES), chunk_columns) for up to LANES target code arrays at
     `bits`: chunk_columns[k] is the longest target in the k-th chunk_lanes(bits) lanes (0 when
-    the chunk is empty). Targets given shortest first waste the fewest padded cells."""
+    the chunk is empty), columns the longest target rounded up to even. Targets given shortest
+    first waste the fewest padded cells."""
     dtype, _, _, pad_score = WIDTHS[bits]
     chunk = chunk_lanes(bits)
     used = -(-len(targets) // chunk) * chunk  # lanes of chunks holding a target; the rest is never read
     columns = max((t.size for t in targets), default=0)
+    columns += columns % 2  # the kernel takes columns in pairs: a last odd one is paired with padding
     codes = np.zeros((columns, used), np.int64)
     pad = np.ones((columns, used), bool)
     lengths = np.zeros(LANES, np.int64)
