@@ -267,6 +267,25 @@ def test_align_pairs_lanes_edges(rng, monkeypatch):
     assert pairwise.align_pairs(*pairs, odd) == [seqsift.align(q, t, odd) for q, t in zip(*pairs)]
 
 
+def test_pair_row_without_the_x86_pack(rng, monkeypatch):
+    """The portable narrowing of the direction bytes (a truncation, used off x86) gives the same
+    bytes as the SSE2 pack this machine uses: fill compiled afresh with each."""
+    from numba import njit
+
+    from seqsift.alignment import _pair_row, _pairs
+
+    queries = ["".join(rng.choice(list("ACGTN"), int(rng.integers(1, 120)))) for _ in range(20)]
+    targets = [mutate(q, rng, 0.2) for q in queries]
+    q_codes = [dna().encode(q) for q in queries]
+    t_codes = [dna().encode(t) for t in targets]
+    packed = _pairs.align_lanes(q_codes, t_codes, 1, -1, 3, 1)
+    monkeypatch.setattr(_pair_row, "NARROW_BY_PACK", not _pair_row.NARROW_BY_PACK)
+    monkeypatch.setattr(_pairs, "fill", njit(nogil=True)(_pairs.fill.py_func))
+    other = _pairs.align_lanes(q_codes, t_codes, 1, -1, 3, 1)
+    assert [(r[0], r[1].tolist(), r[2:]) for r in packed] == [(r[0], r[1].tolist(), r[2:]) for r in other]
+    assert [r[0] for r in packed] == [oracle(q, t, dna(1, -1, 3, 1), "local") for q, t in zip(queries, targets)]
+
+
 def test_lanes_kernel_with_queries_longer_than_a_strip(rng):
     """Queries spanning several strips of the lanes kernel (STRIP rows each), both widths."""
     from seqsift.alignment import _lanes

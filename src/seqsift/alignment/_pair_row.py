@@ -13,11 +13,14 @@ Per cell (i, j), lane by lane:
   H = max(H[i-1][j-1] + (match if q == t else mismatch), I, E, 0)
   direction byte: 0 stop, 1 diagonal, 2 from I, 3 from E (first that equals H, in that order),
   | 4 when I opened here, | 8 when E opened here.
+
+Numba's cache keys a compiled function by its own file only: after editing this module, clear
+the __pycache__ entries of _pairs (its fill compiles this in).
 """
 
 from __future__ import annotations
 
-from llvmlite import ir
+from llvmlite import binding, ir
 from numba import types
 from numba.extending import intrinsic
 
@@ -26,6 +29,7 @@ _WIDTH = 16  # lanes per vector
 _I8, _I16, _I32, _I64 = ir.IntType(8), ir.IntType(16), ir.IntType(32), ir.IntType(64)
 _V16 = ir.VectorType(_I16, _WIDTH)
 _V8 = ir.VectorType(_I8, _WIDTH)
+NARROW_BY_PACK = binding.get_process_triple().startswith(("x86_64", "i686", "i386"))  # SSE2 is in every x86-64
 
 
 def _splat(builder, value):
@@ -41,6 +45,32 @@ def _vector_op(builder, name, a, b):
     full = f"llvm.{name}.v{_WIDTH}i16"
     fn = builder.module.globals.get(full) or ir.Function(builder.module, ir.FunctionType(_V16, [_V16, _V16]), full)
     return builder.call(fn, [a, b])
+
+
+def _direction(builder, cell, from_diag, i_gap, i_open, i_ext, e_open, e_ext):
+    """The direction bytes as 16-bit lanes, from all-ones masks: 3 - (2 if diagonal, else 1 if
+    from I, else 0) where the cell is positive (0 there stops a traceback), | 4 | 8 as opened."""
+    mask = lambda condition: builder.sext(condition, _V16)
+    diagonal = mask(builder.icmp_signed("==", cell, from_diag))
+    vertical = builder.and_(mask(builder.icmp_signed("==", cell, i_gap)), builder.not_(diagonal))
+    back = builder.or_(builder.and_(diagonal, _lanes(2)), builder.and_(vertical, _lanes(1)))
+    source = builder.and_(builder.sub(_lanes(3), back), mask(builder.icmp_signed(">", cell, _lanes(0))))
+    source = builder.or_(source, builder.and_(builder.not_(mask(builder.icmp_signed("<", i_open, i_ext))), _lanes(4)))
+    return builder.or_(source, builder.and_(builder.not_(mask(builder.icmp_signed("<", e_open, e_ext))), _lanes(8)))
+
+
+def _narrow(builder, source):
+    """16-bit direction lanes to bytes. On x86 through SSE2's saturating pack of the two halves:
+    left to a plain truncation, LLVM narrows every compare before combining them, one pack each
+    (11% slower here). Elsewhere a truncation."""
+    if not NARROW_BY_PACK:
+        return builder.trunc(source, _V8)
+    half, bytes_ = ir.VectorType(_I16, _WIDTH // 2), ir.VectorType(_I8, _WIDTH)
+    name = "llvm.x86.sse2.packsswb.128"
+    pack = builder.module.globals.get(name) or ir.Function(builder.module, ir.FunctionType(bytes_, [half, half]), name)
+    halves = [builder.shuffle_vector(source, ir.Constant(_V16, ir.Undefined), ir.Constant(ir.VectorType(_I32, _WIDTH // 2), lanes))
+              for lanes in (list(range(_WIDTH // 2)), list(range(_WIDTH // 2, _WIDTH)))]
+    return builder.call(pack, halves)
 
 
 @intrinsic
@@ -87,13 +117,9 @@ def dp_row(typingctx, h, d, t, dirs, q, row_best, row_j, n, match, mismatch, ope
             same = builder.icmp_unsigned("==", q_codes[v], builder.load(t_at, align=1))
             from_diag = _vector_op(builder, "sadd.sat", diag, builder.select(same, hit, miss))
             cell = smax(smax(from_diag, i_gap), smax(e_gap, _lanes(0)))
-            source = builder.select(builder.icmp_signed("==", cell, i_gap), _lanes(2), _lanes(3))
-            source = builder.select(builder.icmp_signed("==", cell, from_diag), _lanes(1), source)
-            source = builder.select(builder.icmp_signed("<=", cell, _lanes(0)), _lanes(0), source)
-            source = builder.or_(source, builder.select(builder.icmp_signed(">=", i_open, i_ext), _lanes(4), _lanes(0)))
-            source = builder.or_(source, builder.select(builder.icmp_signed(">=", e_open, e_ext), _lanes(8), _lanes(0)))
             dirs_at = at(dirs, builder.add(builder.mul(j, _I64(LANES)), _I64(v * _WIDTH)), _V8)
-            builder.store(builder.trunc(source, _V8), dirs_at, align=1)
+            builder.store(_narrow(builder, _direction(builder, cell, from_diag, i_gap, i_open, i_ext, e_open, e_ext)),
+                          dirs_at, align=1)
             builder.store(cell, h_at, align=1)
             builder.store(i_gap, d_at, align=1)
             # the first column of the row's best, as maxima: columns only grow along the row

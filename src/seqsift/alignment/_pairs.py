@@ -47,34 +47,39 @@ def fill(Q, T, rows, match, mismatch, open_extend, extend, H, D, dirs, best, bes
 
 
 @njit(nogil=True, cache=True, boundscheck=False)
-def trace(dirs, lane, i, j, ops):
-    """Walk back from (i, j) through one lane's direction bytes; ops reversed; returns (i, j, count)."""
-    state = 0
-    count = 0
-    while i > 0 and j > 0:
-        cell = dirs[i - 1, j, lane]
-        if state == 0:
-            src = cell & 3
-            if src == 0:
-                break
-            if src == 1:
-                ops[count] = 0
+def trace(dirs, best_i, best_j, pairs, ops, counts, starts):
+    """Walk each of the first `pairs` lanes back from (best_i, best_j) through its direction
+    bytes: ops[lane] gets its operations reversed (0 M, 1 I, 2 D), counts[lane] their number and
+    starts[lane] the (i, j) where the alignment begins."""
+    for lane in range(pairs):
+        i, j = best_i[lane], best_j[lane]
+        state = 0
+        count = 0
+        while i > 0 and j > 0:
+            cell = dirs[i - 1, j, lane]
+            if state == 0:
+                src = cell & 3
+                if src == 0:
+                    break
+                if src == 1:
+                    ops[lane, count] = 0
+                    count += 1
+                    i -= 1
+                    j -= 1
+                else:
+                    state = 1 if src == 2 else 2
+            elif state == 1:
+                ops[lane, count] = 1
                 count += 1
+                state = 0 if cell & 4 else 1
                 i -= 1
-                j -= 1
             else:
-                state = 1 if src == 2 else 2
-        elif state == 1:
-            ops[count] = 1
-            count += 1
-            state = 0 if cell & 4 else 1
-            i -= 1
-        else:
-            ops[count] = 2
-            count += 1
-            state = 0 if cell & 8 else 2
-            j -= 1
-    return i, j, count
+                ops[lane, count] = 2
+                count += 1
+                state = 0 if cell & 8 else 2
+                j -= 1
+        counts[lane] = count
+        starts[lane, 0], starts[lane, 1] = i, j
 
 
 def align_lanes(queries: list[np.ndarray], targets: list[np.ndarray], match: int, mismatch: int,
@@ -91,8 +96,9 @@ def align_lanes(queries: list[np.ndarray], targets: list[np.ndarray], match: int
     rows = np.zeros(PAIR_LANES, np.int64)
     for lane, (q, t) in enumerate(zip(queries, targets)):
         Q[: q.size, lane] = q
-        T[: t.size, lane] = np.where(t == _N, _TARGET_N, t)
+        T[: t.size, lane] = t
         rows[lane] = q.size
+    T[T == _N] = _TARGET_N
     H = np.empty((n + 1, PAIR_LANES), np.int16)
     D = np.empty((n + 1, PAIR_LANES), np.int16)
     if space is None:
@@ -103,14 +109,18 @@ def align_lanes(queries: list[np.ndarray], targets: list[np.ndarray], match: int
     best_j = np.empty(PAIR_LANES, np.int64)
     fill(Q[:m], T[:n], rows, np.int16(match), np.int16(mismatch), np.int16(gap_open + gap_extend),
          np.int16(gap_extend), H, D, dirs, best, best_i, best_j)
+    ops = np.empty((len(queries), m + n + 1), np.int8)
+    counts = np.empty(len(queries), np.int64)
+    starts = np.empty((len(queries), 2), np.int64)
+    trace(dirs, best_i, best_j, len(queries), ops, counts, starts)
     results = []
-    ops = np.empty(m + n + 1, np.int8)
     for lane in range(len(queries)):
         if best[lane] >= LIMIT:
             results.append(None)  # saturated: the caller uses the 32-bit kernel
             continue
-        i, j, count = trace(dirs, lane, int(best_i[lane]), int(best_j[lane]), ops)
-        results.append((int(best[lane]), ops[:count][::-1].copy(), i, int(best_i[lane]), j, int(best_j[lane])))
+        i, j = starts[lane]
+        results.append((int(best[lane]), ops[lane, : counts[lane]][::-1].copy(), int(i), int(best_i[lane]), int(j),
+                        int(best_j[lane])))
     return results
 
 

@@ -138,8 +138,8 @@ def align_pairs(queries: list[str | bytes], targets: list[str | bytes], scoring:
     scoring = scoring or dna()
     if len(queries) != len(targets):
         raise UsageError(f"{len(queries)} queries but {len(targets)} targets: give one target per query")
-    q_codes = [scoring.encode(q, f"query {k + 1}") for k, q in enumerate(queries)]
-    t_codes = [scoring.encode(t, f"target {k + 1}") for k, t in enumerate(targets)]
+    q_codes = scoring.encode_all(queries, lambda k: f"query {k + 1}")
+    t_codes = scoring.encode_all(targets, lambda k: f"target {k + 1}")
     results: list = [None] * len(q_codes)
     if mode_code(mode) == ref.LOCAL and _pairs.usable(scoring):
         match, mismatch = int(scoring.matrix[0, 0]), int(scoring.matrix[0, 1])

@@ -51,13 +51,23 @@ class Scoring:
     def encode(self, seq: bytes | str, where: str = "sequence") -> np.ndarray:
         """Residue codes (uint8). Case is folded; for DNA every other IUPAC letter becomes N, for
         proteins U, O and J become X; any other letter is an error naming `where` and position."""
-        raw = seq.encode() if isinstance(seq, str) else bytes(seq)
-        codes = self._table[np.frombuffer(raw, np.uint8)]  # case and aliases folded in the table
+        return self.encode_all([seq], lambda k: where)[0]
+
+    def encode_all(self, seqs: list[bytes | str], where) -> list[np.ndarray]:
+        """encode() of every sequence at once (views into one array: a call per sequence costs
+        more than aligning short ones); where(k) names the k-th (0-based) in an error."""
+        raws = [seq.encode() if isinstance(seq, str) else bytes(seq) for seq in seqs]
+        offsets = np.zeros(len(raws) + 1, np.int64)
+        np.cumsum([len(raw) for raw in raws], out=offsets[1:])
+        codes = self._table[np.frombuffer(b"".join(raws), np.uint8)]  # case and aliases folded in the table
         if codes.size and codes.max() == 255:
-            pos = int(np.flatnonzero(codes == 255)[0])
-            raise UsageError(f"{where}: letter {chr(raw[pos])!r} at position {pos + 1} is not in the "
+            first = int(np.flatnonzero(codes == 255)[0])
+            k = int(np.searchsorted(offsets, first, side="right")) - 1
+            pos = first - int(offsets[k])
+            raise UsageError(f"{where(k)}: letter {chr(raws[k][pos])!r} at position {pos + 1} is not in the "
                              f"{self.name} alphabet ({self.alphabet.decode()})")
-        return codes
+        bounds = offsets.tolist()
+        return [codes[bounds[k] : bounds[k + 1]] for k in range(len(raws))]
 
     @functools.cached_property
     def _table(self) -> np.ndarray:
