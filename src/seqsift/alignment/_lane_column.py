@@ -6,8 +6,8 @@ LLVM the arrays do not alias. Here they are SSA vectors in registers, CHUNK_VECT
 vectors advance together so their dependency chains overlap, and two columns are computed per
 pass down the rows: column j's new H and horizontal gap feed column j + 1 in registers, so H and
 D are loaded and stored once per two cells. About 3x the cells per second of the Numba loop on
-AVX2 (docs/benchmarks.md). The arithmetic is the reference kernel's in saturating 8- or 16-bit
-lanes, chosen by the type of the gap arguments.
+AVX2 (docs/benchmarks.md). The arithmetic is the reference kernel's in saturating unsigned
+8-bit or signed 16-bit lanes, chosen by the type of the gap arguments.
 
 Per cell (row i, column j), lane by lane, with H[i] and D[i] holding column j - 1:
   D = max(H[i] - open_extend, D[i] - extend)              (horizontal gap)
@@ -33,20 +33,25 @@ def chunk_lanes(bits: int) -> int:
 
 
 @intrinsic
-def lane_column_pair(typingctx, h, d, profile_row, profile_step, q, rows, above, corner, top, lanes, open_extend, extend):
+def lane_column_pair(typingctx, h, d, profile_row, profile_step, q, rows, above, corner, top, lanes, open_extend, extend,
+                     bias):
     """Rows 0..rows-1 of columns j and j + 1 for chunk_lanes(bits) lanes, given addresses (uint64)
     of: h and d, row 0 of the strip's H and D (lanes elements a row; updated in place);
     profile_row, column j's scores (lanes elements per residue code), column j + 1's profile_step
     bytes later; q, the strip's query codes (uint8); above, the (2 columns, H and vertical gap,
     lanes) block of the row above the strip (replaced by the strip's last row's); corner, H of the
     row above in column j - 1 (replaced by column j + 1's); top, each lane's best so far (raised).
-    open_extend and extend are int8 or int16: the lane width."""
+    open_extend, extend and bias are uint8 or int16, which sets the lanes: uint8 lanes hold scores
+    0..255 and profile scores plus bias (gap values floor at 0, exact for local scores since
+    H = max(..., 0): a floored gap is max(true gap, 0) at every cell); a lane whose best reaches
+    255 - bias may have saturated. int16 lanes are signed and ignore bias."""
     width = open_extend.bitwidth
+    unsigned = not open_extend.signed
     sig = types.void(types.uint64, types.uint64, types.uint64, types.int64, types.uint64, types.int64, types.uint64,
-                     types.uint64, types.uint64, types.int64, open_extend, extend)
+                     types.uint64, types.uint64, types.int64, open_extend, extend, bias)
 
     def codegen(context, builder, signature, args):
-        h, d, profile_row, profile_step, q, rows, above, corner, top, lanes, open_extend, extend = args
+        h, d, profile_row, profile_step, q, rows, above, corner, top, lanes, open_extend, extend, bias = args
         per_vector = _VECTOR_BITS // width
         vec = ir.VectorType(ir.IntType(width), per_vector)
         size = width // 8
@@ -68,14 +73,18 @@ def lane_column_pair(typingctx, h, d, profile_row, profile_step, q, rows, above,
         def at(base, offset, v):
             return builder.inttoptr(builder.add(builder.add(base, offset), _I64(v * per_vector * size)), vec.as_pointer())
 
+        maximum, minus = ("umax", "usub.sat") if unsigned else ("smax", "ssub.sat")
+
         def cell(diag, score, left, left_gap, up, up_gap):
             """(H, horizontal gap, vertical gap) of one cell."""
-            d_gap = op("smax", op("ssub.sat", left, oe), op("ssub.sat", left_gap, ext))
-            i_gap = op("smax", op("ssub.sat", up, oe), op("ssub.sat", up_gap, ext))
+            d_gap = op(maximum, op(minus, left, oe), op(minus, left_gap, ext))
+            i_gap = op(maximum, op(minus, up, oe), op(minus, up_gap, ext))
+            if unsigned:  # diag + (score + bias) - bias, floored at 0 by the unsigned saturation
+                return op("umax", op("umax", op("usub.sat", op("uadd.sat", diag, score), shift), d_gap), i_gap), d_gap, i_gap
             return op("smax", op("smax", op("sadd.sat", diag, score), d_gap), op("smax", i_gap, zero)), d_gap, i_gap
 
         vectors = range(CHUNK_VECTORS)
-        oe, ext, zero = splat(open_extend), splat(extend), ir.Constant(vec, [0] * per_vector)
+        oe, ext, shift, zero = splat(open_extend), splat(extend), splat(bias), ir.Constant(vec, [0] * per_vector)
         sources = (corner, above_h0, above_i0, above_h1, above_i1, top)
         entry_values = [[builder.load(at(address, _I64(0), v), align=1) for address in sources] for v in vectors]
         entry = builder.block
@@ -101,7 +110,7 @@ def lane_column_pair(typingctx, h, d, profile_row, profile_step, q, rows, above,
             h1, d_gap1, i_gap1 = cell(up0, builder.load(at(next_profile, scores_at, v), align=1), h0, d_gap0, up1, up_gap1)
             builder.store(h1, h_at, align=1)
             builder.store(d_gap1, d_at, align=1)
-            following.append([left, h0, i_gap0, h1, i_gap1, op("smax", best, op("smax", h0, h1))])
+            following.append([left, h0, i_gap0, h1, i_gap1, op(maximum, best, op(maximum, h0, h1))])
         next_row = builder.add(i, _I64(1))
         body_end = builder.block
         i.add_incoming(_I64(0), entry)

@@ -21,11 +21,24 @@ from seqsift.alignment._lane_column import chunk_lanes, lane_column_pair
 
 STRIP = 512  # query rows processed together, so a long query's H and D rows stay in cache (noisy to measure: 256-1024 all within run-to-run noise here)
 LANES = 256  # measured best of 16-512 for the 8-bit pass on AVX2 (docs/benchmarks.md)
-WIDTHS = {8: (np.int8, -128, 127, -64), 16: (np.int16, -32768, 32767, -16384)}  # dtype, min, max, PAD
+# dtype, the gap states' floor, the largest score, PAD (in the profile's terms). 8-bit lanes are
+# unsigned with the profile biased by -min(matrix): 0..255 where signed ones would stop at 127.
+WIDTHS = {8: (np.uint8, 0, 255, 0), 16: (np.int16, -32768, 32767, -16384)}
+
+
+def bias(matrix: np.ndarray) -> int:
+    """What the 8-bit profile adds to every score so none is negative."""
+    return max(0, -int(matrix.min(initial=0)))
+
+
+def saturated(best: np.ndarray, bits: int, matrix: np.ndarray) -> np.ndarray:
+    """Lanes whose best may have been clipped at the width's top: at 8 bits a clipped diagonal
+    step lands at 255 - bias, so everything from there up is redone one width up."""
+    return best >= (WIDTHS[8][2] - bias(matrix) if bits == 8 else WIDTHS[16][2])
 
 
 @njit(nogil=True, cache=True, boundscheck=False)
-def score_batch(q, profile, chunk_columns, open_extend, extend, H, D, above, best, floor, chunk):
+def score_batch(q, profile, chunk_columns, open_extend, extend, shift, H, D, above, best, floor, chunk):
     """Local scores of query q against one batch, in the width of H's dtype (8 or 16 bits):
     profile[j, a, lane] is the score of residue a against the lane's j-th residue (PAD past its
     end, and an even number of columns); best[lane] receives each lane's best score. The query
@@ -34,8 +47,8 @@ def score_batch(q, profile, chunk_columns, open_extend, extend, H, D, above, bes
     vertical-gap values from one strip to the next. Each strip runs two columns at a time, chunk
     lanes at a time (lane_column_pair), each chunk only as far as chunk_columns[chunk number], its
     longest sequence: a short chunk beside a long one costs nothing past its end, and an empty one
-    nothing at all. open_extend, extend and floor (the width's minimum) come in the narrow type,
-    which sets the lane width."""
+    nothing at all. open_extend, extend, shift (the 8-bit profile's bias) and floor (the gap
+    states' floor) come in the lane type, which sets the lane width."""
     m = q.size
     strip = H.shape[0] - 1
     zero = floor - floor
@@ -58,13 +71,14 @@ def score_batch(q, profile, chunk_columns, open_extend, extend, H, D, above, bes
                 lane = c * size
                 lane_column_pair(H[1:].ctypes.data + lane, D[1:].ctypes.data + lane, profile[j - 1].ctypes.data + lane, step,
                                  q[r0:].ctypes.data, rows, above[j].ctypes.data + lane, corner.ctypes.data + lane,
-                                 top.ctypes.data + lane, LANES, open_extend, extend)
+                                 top.ctypes.data + lane, LANES, open_extend, extend, shift)
     best[:] = top
 
 
 def run_batch(query: np.ndarray, profile: np.ndarray, chunk_columns: np.ndarray, gap_open: int, gap_extend: int,
-              bits: int, scratch: dict) -> np.ndarray:
-    """Best local score per lane at `bits` width; a lane equal to the width's maximum saturated."""
+              bits: int, scratch: dict, shift: int = 0) -> np.ndarray:
+    """Best local score per lane at `bits` width (shift: the 8-bit profile's bias); see
+    saturated() for which lanes to redo."""
     dtype, low, _, _ = WIDTHS[bits]
     columns = int(chunk_columns.max())
     rows = min(max(query.size, 1), STRIP)
@@ -73,7 +87,7 @@ def run_batch(query: np.ndarray, profile: np.ndarray, chunk_columns: np.ndarray,
     H, D, best = scratch[bits]
     if ("above", bits) not in scratch or scratch[("above", bits)].shape[0] < columns + 2:
         scratch[("above", bits)] = np.empty((columns + 2, 2, LANES), dtype)
-    score_batch(query, profile, chunk_columns, dtype(gap_open + gap_extend), dtype(gap_extend), H, D,
+    score_batch(query, profile, chunk_columns, dtype(gap_open + gap_extend), dtype(gap_extend), dtype(shift), H, D,
                 scratch[("above", bits)], best, dtype(low), chunk_lanes(bits))
     return best
 
@@ -81,8 +95,8 @@ def run_batch(query: np.ndarray, profile: np.ndarray, chunk_columns: np.ndarray,
 def batch_profile(matrix: np.ndarray, targets: list[np.ndarray], bits: int = 16) -> tuple[np.ndarray, np.ndarray]:
     """(profile (columns, alphabet, LANES), chunk_columns) for up to LANES target code arrays at
     `bits`: chunk_columns[k] is the longest target in the k-th chunk_lanes(bits) lanes (0 when
-    the chunk is empty), columns the longest target rounded up to even. Targets given shortest
-    first waste the fewest padded cells."""
+    the chunk is empty), columns the longest target rounded up to even. At 8 bits the scores
+    carry bias(matrix). Targets given shortest first waste the fewest padded cells."""
     dtype, _, _, pad_score = WIDTHS[bits]
     chunk = chunk_lanes(bits)
     used = -(-len(targets) // chunk) * chunk  # lanes of chunks holding a target; the rest is never read
@@ -96,6 +110,7 @@ def batch_profile(matrix: np.ndarray, targets: list[np.ndarray], bits: int = 16)
         pad[: t.size, lane] = False
         lengths[lane] = t.size
     profile = np.empty((columns, matrix.shape[0], LANES), dtype)
-    profile[:, :, :used] = matrix.astype(dtype)[:, codes].transpose(1, 0, 2)
+    scores = matrix.astype(np.int64) + (bias(matrix) if bits == 8 else 0)
+    profile[:, :, :used] = scores.astype(dtype)[:, codes].transpose(1, 0, 2)
     profile[:, :, :used][np.broadcast_to(pad[:, None, :], (columns, matrix.shape[0], used))] = pad_score
     return profile, lengths.reshape(-1, chunk).max(axis=1)

@@ -15,6 +15,7 @@ from seqsift.alignment import _reference as ref
 from seqsift.alignment.pairwise import Alignment, align_codes, mode_code, render
 from seqsift.alignment.scoring import Scoring
 from seqsift.backend import check_threads
+from seqsift.errors import UsageError
 
 
 @dataclass(frozen=True)
@@ -31,6 +32,8 @@ class Database:
 
     def __init__(self, names: list[str], sequences: list[bytes | str], scoring: Scoring):
         self.names = list(names)
+        if len(self.names) != len(sequences):
+            raise UsageError(f"{len(self.names)} names but {len(sequences)} sequences: give one name per sequence")
         self.scoring = scoring
         self.codes = [scoring.encode(s, f"database sequence {n!r}") for n, s in zip(names, sequences)]
         order = np.argsort([c.size for c in self.codes], kind="stable")
@@ -86,25 +89,27 @@ def scores(query: np.ndarray, db: Database, mode: str = "local", backend: str = 
         return out
     scratch: dict = {}
     go, ge = db.scoring.gap_open, db.scoring.gap_extend
-    eight_bits = int(np.abs(db.scoring.matrix).max(initial=0)) + go + ge < 64  # else start at 16 bits
+    matrix = db.scoring.matrix
+    shift = _lanes.bias(matrix)
+    eight_bits = shift + int(matrix.max(initial=0)) < 128 and go + ge < 128  # else start at 16 bits
     redo = []
     for b, members in enumerate(db.batches):
         if not eight_bits:
             redo += members.tolist()
             continue
         profile, chunk_columns = db.profile(b, 8)
-        best = _lanes.run_batch(query, profile, chunk_columns, go, ge, 8, scratch)[: len(members)].astype(np.int64)
-        saturated = best >= _lanes.WIDTHS[8][2]
+        best = _lanes.run_batch(query, profile, chunk_columns, go, ge, 8, scratch, shift)[: len(members)].astype(np.int64)
+        saturated = _lanes.saturated(best, 8, matrix)
         out[members[~saturated]] = best[~saturated]
         redo += members[saturated].tolist()
     redo.sort(key=lambda k: db.codes[k].size)  # lanes saturated at 8 bits, regrouped at 16
     for first in range(0, len(redo), _lanes.LANES):
         members = redo[first : first + _lanes.LANES]
         profile, chunk_columns = db.profile(("redo", tuple(members)), 16) if not eight_bits else \
-            _lanes.batch_profile(db.scoring.matrix, [db.codes[k] for k in members], 16)
+            _lanes.batch_profile(matrix, [db.codes[k] for k in members], 16)
         best = _lanes.run_batch(query, profile, chunk_columns, go, ge, 16, scratch)
         for lane, k in enumerate(members):
-            out[k] = best[lane] if best[lane] < _lanes.WIDTHS[16][2] else score_pair(query, db.codes[k], db.scoring, code)
+            out[k] = score_pair(query, db.codes[k], db.scoring, code) if _lanes.saturated(best[lane], 16, matrix) else best[lane]
     return out
 
 
