@@ -370,3 +370,17 @@ def test_candidates_past_the_row_buffer_are_verified_in_turns(monkeypatch):
             assert counts == {name: len(naive.signature_starts(data, body)) for name, body in sigs}
         else:
             assert counts["ab"] >= len(naive.signature_starts(data, sigs[0][1]))
+
+
+@pytest.mark.parametrize("start_bits, key_bits", [(20, 20), (40, 30)])  # packed in one int64, and too wide to pack
+def test_collector_distinct_starts_both_ways(start_bits, key_bits):
+    """The collector's (key, start) deduplication equals a lexsort's, packed or not."""
+    from seqsift.scan.results import _distinct_sorted
+
+    rng = np.random.default_rng(start_bits)
+    key = rng.integers(0, 1 << key_bits, 5000)[rng.integers(0, 300, 5000)]
+    start = rng.integers(0, 1 << start_bits, 5000)
+    key[::4], start[::4] = key[1::4], start[1::4]  # repeated pairs
+    want = sorted(set(zip(key.tolist(), start.tolist())))
+    got_key, got_start = _distinct_sorted(key, start)
+    assert list(zip(got_key.tolist(), got_start.tolist())) == want

@@ -83,3 +83,24 @@ def load_u64(typingctx, address):
         return builder.load(builder.inttoptr(args[0], i64.as_pointer()), align=1)
 
     return sig, codegen
+
+
+def _equal_block(width: int):
+    @intrinsic
+    def equal(typingctx, a, b):
+        sig = types.boolean(types.uint64, types.uint64)
+
+        def codegen(context, builder, signature, args):
+            vec = ir.VectorType(_I8, width)
+            left, right = (builder.load(builder.inttoptr(x, vec.as_pointer()), align=1) for x in args)
+            same = builder.bitcast(builder.icmp_unsigned("==", left, right), ir.IntType(width))
+            return builder.icmp_unsigned("==", same, ir.Constant(ir.IntType(width), (1 << width) - 1))
+
+        return sig, codegen
+
+    equal.__doc__ = f"Whether the {width} bytes at addresses a and b are equal (unaligned loads, one vector compare)."
+    return equal
+
+
+equal16 = _equal_block(16)
+equal32 = _equal_block(32)

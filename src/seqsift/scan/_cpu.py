@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, uint32, uint64
 
-from seqsift.intrinsics import load_u64
+from seqsift.intrinsics import equal16, equal32, load_u64
 
 PAD = 8
 _HASH = uint64(0x9E3779B97F4A7C15)
@@ -71,6 +71,30 @@ def table_filter(data, lo, hi, starts, tags, masks, bloom, bloom_shift, out_pos,
                 n += 1
         i += 1
     return n, hi
+
+
+@njit(inline="always", nogil=True, boundscheck=False)
+def same_bytes(x, i, y, j, length):
+    """Whether x[i:i+length] equals y[j:j+length] (uint8 arrays, both ranges inside them), in 32-,
+    16- or 8-byte blocks, the last overlapping the one before so nothing outside is read: a
+    verified candidate agrees with its signature over most of it, where a byte loop paid every
+    byte."""
+    a, b = uint64(x.ctypes.data) + uint64(i), uint64(y.ctypes.data) + uint64(j)
+    if length >= 32:
+        k = 0
+        while k + 32 < length:
+            if not equal32(a + uint64(k), b + uint64(k)):
+                return False
+            k += 32
+        return equal32(a + uint64(length - 32), b + uint64(length - 32))
+    if length >= 16:
+        return equal16(a, b) and equal16(a + uint64(length - 16), b + uint64(length - 16))
+    if length >= 8:
+        return load_u64(a) == load_u64(b) and load_u64(a + uint64(length - 8)) == load_u64(b + uint64(length - 8))
+    for k in range(length):
+        if x[i + k] != y[j + k]:
+            return False
+    return True
 
 
 @njit(inline="always", nogil=True, boundscheck=False)
@@ -189,27 +213,36 @@ def stride_rows(data, lo, hi, f, seg_lo, seg_hi, per, rows, counts):
     stride, bloom, bloom_shift, slot_shift, slots, owner_start, owners = f
     base = uint64(data.ctypes.data)
     mask = uint64(slots.shape[0] - 1)
-    cap = rows[0].size
+    r_anchor, r_seg, r_piece = rows
+    cap = r_anchor.size
     n = 0
-    i = lo
-    while i < hi:
+    near, near_lo, near_hi = -1, lo, lo  # the segment of the last probe that hit, and its bounds
+    for i in range(lo, hi, stride):
         w = load_u64(base + uint64(i))
         h = window_hash(w)
-        if bloom_test(bloom, bloom_shift, h):
-            if per > cap - n:
-                return n, i
-            k = h >> uint64(slot_shift)
-            while slots[k, 1] != EMPTY:
-                if slots[k, 0] == w:
-                    u = slots[k, 1]
-                    counts[0] += owner_start[u + 1] - owner_start[u]
-                    for e in range(owner_start[u], owner_start[u + 1]):
-                        meta = owners[e]
-                        rel = np.int64(np.int32(meta & uint64(0xFFFFFFFF)))
-                        n = _row(i - rel, np.int64(meta >> uint64(32)), seg_lo, seg_hi, rows, n)
-                    break
-                k = (k + uint64(1)) & mask
-        i += stride
+        if not bloom_test(bloom, bloom_shift, h):
+            continue
+        if per > cap - n:
+            return n, i
+        k = h >> uint64(slot_shift)
+        while slots[k, 1] != EMPTY:
+            if slots[k, 0] == w:
+                u = slots[k, 1]
+                counts[0] += owner_start[u + 1] - owner_start[u]
+                if not near_lo <= i < near_hi:
+                    near = _segment(seg_lo, i)
+                    near_lo, near_hi = (seg_lo[near], seg_hi[near]) if near >= 0 else (lo, lo)
+                for e in range(owner_start[u], owner_start[u + 1]):
+                    meta = owners[e]
+                    anchor = i - np.int64(np.int32(meta & uint64(0xFFFFFFFF)))
+                    piece = np.int64(meta >> uint64(32))
+                    if near_lo <= anchor < near_hi:  # bounds in registers: reading seg_hi here cost 2x
+                        r_anchor[n], r_seg[n], r_piece[n] = anchor, near, piece
+                        n += 1
+                    else:
+                        n = _row(anchor, piece, seg_lo, seg_hi, rows, n)
+                break
+            k = (k + uint64(1)) & mask
     return n, hi
 
 
@@ -254,12 +287,7 @@ def verify_rows(data, rows, n, seg_lo, seg_hi, prog, cur, nxt, out):
             j0, j1 = info[p, 0], info[p, 1]
             if st + (j1 - j0) > end:
                 continue
-            ok = True
-            for j in range(j0, j1):
-                if data[st + j - j0] != op_byte[j]:
-                    ok = False
-                    break
-            if ok:
+            if same_bytes(data, st, op_byte, j0, j1 - j0):
                 o_seg[m], o_piece[m], o_start[m], o_end[m] = s, p, st, st + (j1 - j0)
                 m += 1
             continue
