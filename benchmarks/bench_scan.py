@@ -16,7 +16,8 @@ Peers, each a separate process timed from start to exit:
   GNU grep took over 13 CPU minutes and 8 GB on the first set before it was stopped);
 - clamscan -d SET.ndb --allmatch -r with archive/ELF/PE parsing off and the size limits raised.
 seqsift runs `seqsift scan -r --db SET.ndb --no-summary -t 1` and with all threads. A peer
-running past 15 minutes is stopped and reported so. Fast tools run --runs times (median), the
+running past 15 minutes is stopped and reported so. Fast tools run --runs times (median), in
+rounds (each tool once a round, so slow drifts of this noisy machine fall on all of them), the
 slow peers (pyahocorasick, grep, clamscan) once.
 
     python benchmarks/bench_scan.py [--runs 3] [--quick] [--peers hyperscan,ahocorasick,grep,clamscan]
@@ -167,28 +168,36 @@ def bench_set(name, ndb, lines, listing, tree, total, args) -> dict:
         tools["clamscan"] = (["clamscan", "-d", str(ndb), "--allmatch", "--no-summary", "-r", "-i", "--scan-archive=no",
                               "--scan-elf=no", "--scan-pe=no", "--scan-ole2=no", "--scan-pdf=no", "--scan-html=no",
                               "--scan-mail=no", "--max-filesize=4000M", "--max-scansize=4000M", str(tree)], hits_clamscan)
-    reference = None
-    for tool, (argv, parse) in tools.items():
-        runs = 1 if any(tool.startswith(s) for s in ("pyaho", "grep", "clam")) else args.runs
-        walls, hits = [], None
-        for _ in range(runs):
-            wall, out = run(argv)
+    walls: dict[str, list[float]] = {tool: [] for tool in tools}
+    hits: dict = {}
+    slow = [tool for tool in tools if any(tool.startswith(s) for s in ("pyaho", "grep", "clam"))]
+    # the fast tools in rounds, each once a round, so the machine's drift falls on all of them alike
+    rounds = [[tool for tool in tools if tool not in slow]] * args.runs + [slow]
+    for round_tools in rounds:
+        for tool in round_tools:
+            if walls[tool] is None:
+                continue
+            wall, out = run(tools[tool][0])
             if wall is None:
-                break
-            walls.append(wall)
-            hits = parse(out)
-        if not walls:
+                walls[tool] = None
+                continue
+            walls[tool].append(wall)
+            hits[tool] = tools[tool][1](out)
+    reference = None
+    for tool in tools:
+        if not walls[tool]:
             res["tools"][tool] = {"timed_out": PEER_TIMEOUT}
             print(f"  {name:9s} {tool:16s} timed out after {PEER_TIMEOUT} s", flush=True)
             continue
-        entry = {"seconds": float(np.median(walls)), "runs": len(walls), "gbps": total / float(np.median(walls)) / 1e9,
-                 "pairs": len(hits)}
+        median = float(np.median(walls[tool]))
+        entry = {"seconds": median, "times": walls[tool], "runs": len(walls[tool]), "gbps": total / median / 1e9,
+                 "pairs": len(hits[tool])}
         if reference is None:
-            reference = hits
+            reference = hits[tool]
         elif tool.startswith("grep"):
-            entry["same_hits"] = {p for p, _ in reference} == {p for p, _ in hits}
+            entry["same_hits"] = {p for p, _ in reference} == {p for p, _ in hits[tool]}
         else:
-            entry["same_hits"] = hits == reference
+            entry["same_hits"] = hits[tool] == reference
         res["tools"][tool] = entry
         print(f"  {name:9s} {tool:16s} {entry['seconds']:7.2f} s  {entry['gbps']:.3f} GB/s  pairs {entry['pairs']}"
               + ("" if "same_hits" not in entry else f"  same {entry['same_hits']}"), flush=True)
