@@ -199,22 +199,32 @@ def dna_pairs(runs: int, count: int = 2000) -> list[dict]:
         go, ge = scoring.gap_open + scoring.gap_extend, scoring.gap_extend
         queries, targets = [q for q, _ in pairs], [t for _, t in pairs]
         align_pairs(queries[:2], targets[:2], scoring)
-        t_ours, ours = median_time(lambda: [a.score for a in align_pairs(queries, targets, scoring)], runs)
-        rows.append({"scoring": label, "tool": "seqsift align_pairs (alignments)", "pairs_per_s": count / t_ours})
+
         def with_traceback(q, t):
             result = parasail.sw_trace_scan_16(q, t, go, ge, pm)
             result.get_traceback()  # the aligned strings and match line, as our results carry
             return result.score
 
-        peers = {"parasail sw_trace_scan_16 (score)": lambda q, t: parasail.sw_trace_scan_16(q, t, go, ge, pm).score,
-                 "parasail sw_trace_scan_16 + get_traceback": with_traceback}
+        tools = {"seqsift align_pairs (alignments)": lambda: [a.score for a in align_pairs(queries, targets, scoring)],
+                 "parasail sw_trace_scan_16 (score)": lambda: [parasail.sw_trace_scan_16(q, t, go, ge, pm).score for q, t in pairs],
+                 "parasail sw_trace_scan_16 + get_traceback": lambda: [with_traceback(q, t) for q, t in pairs]}
         ssw = ssw_aligner(scoring)
         if ssw:
-            peers["SSW (libssw, CIGAR)"] = ssw
-        for tool, fn in peers.items():
-            t_theirs, theirs = median_time(lambda: [fn(q, t) for q, t in pairs], runs)
-            rows.append({"scoring": label, "tool": tool, "pairs_per_s": count / t_theirs,
-                         "score_mismatches": int(sum(a != b for a, b in zip(ours, theirs)))})
+            tools["SSW (libssw, CIGAR)"] = lambda: [ssw(q, t) for q, t in pairs]
+        times: dict[str, list[float]] = {tool: [] for tool in tools}
+        scores: dict[str, list[int]] = {}
+        for _ in range(runs):  # in rounds, each tool once a round: this machine drifts over minutes
+            for tool, fn in tools.items():
+                start = time.perf_counter()
+                scores[tool] = fn()
+                times[tool].append(time.perf_counter() - start)
+        ours = scores["seqsift align_pairs (alignments)"]
+        for tool in tools:
+            row = {"scoring": label, "tool": tool, "pairs_per_s": count / statistics.median(times[tool]),
+                   "times": times[tool]}
+            if scores[tool] is not ours:
+                row["score_mismatches"] = int(sum(a != b for a, b in zip(ours, scores[tool])))
+            rows.append(row)
     return rows
 
 
@@ -245,6 +255,13 @@ def markdown(result: dict) -> str:
               "| --- | --- | --- | --- |"]
     lines += [f"| {r['scoring']} | {r['tool']} | {r['pairs_per_s']:,.0f} | {r.get('score_mismatches', '')} |"
               for r in result["dna"]]
+    for scoring in dict.fromkeys(r["scoring"] for r in result["dna"]):
+        rows = {r["tool"]: r for r in result["dna"] if r["scoring"] == scoring}
+        ours, theirs = rows["seqsift align_pairs (alignments)"], rows["parasail sw_trace_scan_16 (score)"]
+        if "times" in ours:
+            ratios = [b / a for a, b in zip(ours["times"], theirs["times"])]
+            lines.append(f"\n{scoring}: parasail's trace kernel time / seqsift's, round by round: "
+                         + ", ".join(f"{x:.2f}" for x in ratios) + f" (seqsift faster in {sum(x > 1 for x in ratios)} of {len(ratios)}).")
     if not result["protein"]:
         return "\n".join(lines)
     lines.append("")
