@@ -70,6 +70,19 @@ def median_time(fn, runs):
     return statistics.median(times), result
 
 
+def in_rounds(tools: dict, runs: int) -> tuple[dict, dict]:
+    """Each tool (a function of no arguments) run `runs` times in rounds, each once a round, so
+    this machine's drift over minutes falls on all of them; (times per tool, last result per tool)."""
+    times: dict[str, list[float]] = {tool: [] for tool in tools}
+    results: dict = {}
+    for _ in range(runs):
+        for tool, fn in tools.items():
+            start = time.perf_counter()
+            results[tool] = fn()
+            times[tool].append(time.perf_counter() - start)
+    return times, results
+
+
 def protein_search(runs: int) -> tuple[list[dict], list[dict]]:
     import parasail
 
@@ -88,15 +101,15 @@ def protein_search(runs: int) -> tuple[list[dict], list[dict]]:
     for name, q in queries:
         cells = len(q) * residues
         encoded = scoring.encode(q)
-        t_ours, ours = median_time(lambda: scores(encoded, db), runs)
-        for label, fn, make in (("parasail sat (8 then 16 bit)", parasail.sw_striped_profile_sat, parasail.profile_create_sat),
-                                ("parasail 16 bit", parasail.sw_striped_profile_16, parasail.profile_create_16)):
-            profile = make(q, parasail.blosum62)
-            t, theirs = median_time(lambda: [fn(profile, s, 12, 1).score for s in db_seqs], runs)
-            rows.append({"query": name, "length": len(q), "tool": label, "gcups": cells / t / 1e9})
-            if label.startswith("parasail sat"):
-                mismatches += int(np.sum(np.asarray(theirs) != ours))
-        rows.append({"query": name, "length": len(q), "tool": "seqsift (8 then 16 bit lanes)", "gcups": cells / t_ours / 1e9})
+        sat, wide = parasail.profile_create_sat(q, parasail.blosum62), parasail.profile_create_16(q, parasail.blosum62)
+        times, results = in_rounds({
+            "parasail sat (8 then 16 bit)": lambda: [parasail.sw_striped_profile_sat(sat, s, 12, 1).score for s in db_seqs],
+            "parasail 16 bit": lambda: [parasail.sw_striped_profile_16(wide, s, 12, 1).score for s in db_seqs],
+            "seqsift (8 then 16 bit lanes)": lambda: scores(encoded, db)}, runs)
+        for tool, taken in times.items():
+            rows.append({"query": name, "length": len(q), "tool": tool, "gcups": cells / statistics.median(taken) / 1e9,
+                         "times": taken})
+        mismatches += int(np.sum(np.asarray(results["parasail sat (8 then 16 bit)"]) != results["seqsift (8 then 16 bit lanes)"]))
     whole = cli_peers(queries, db_records, residues, runs)
     meta = {"database_prep_s": prep, "score_mismatches_vs_parasail": mismatches, "queries": len(queries),
             "db_sequences": len(db_records), "db_residues": residues}
@@ -211,19 +224,13 @@ def dna_pairs(runs: int, count: int = 2000) -> list[dict]:
         ssw = ssw_aligner(scoring)
         if ssw:
             tools["SSW (libssw, CIGAR)"] = lambda: [ssw(q, t) for q, t in pairs]
-        times: dict[str, list[float]] = {tool: [] for tool in tools}
-        scores: dict[str, list[int]] = {}
-        for _ in range(runs):  # in rounds, each tool once a round: this machine drifts over minutes
-            for tool, fn in tools.items():
-                start = time.perf_counter()
-                scores[tool] = fn()
-                times[tool].append(time.perf_counter() - start)
-        ours = scores["seqsift align_pairs (alignments)"]
+        times, results = in_rounds(tools, runs)
+        ours = results["seqsift align_pairs (alignments)"]
         for tool in tools:
             row = {"scoring": label, "tool": tool, "pairs_per_s": count / statistics.median(times[tool]),
                    "times": times[tool]}
-            if scores[tool] is not ours:
-                row["score_mismatches"] = int(sum(a != b for a, b in zip(ours, scores[tool])))
+            if results[tool] is not ours:
+                row["score_mismatches"] = int(sum(a != b for a, b in zip(ours, results[tool])))
             rows.append(row)
     return rows
 
