@@ -7,9 +7,9 @@ a column of cells is plain vector arithmetic over the lanes (_lane_column, satur
 Past a sequence's end its lane scores PAD, which can only lower scores. Long queries run in
 strips of STRIP rows so the working rows stay in cache.
 
-Narrow lanes are not always enough (the seed warns of the int16 range): a lane that reaches its
-width's maximum has saturated, and the caller redoes it one width up (8 -> 16 -> the 32-bit
-reference kernel), so a saturated score is never reported.
+Narrow lanes are not always enough (the seed warns of the int16 range): a lane that may have
+saturated (saturated(): from 255 - bias at 8 bits, 32767 at 16) is redone one width up by the
+caller (8 -> 16 -> the 32-bit reference kernel), so a saturated score is never reported.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from numba import njit
 from seqsift.alignment._lane_column import chunk_lanes, lane_column_pair
 
 STRIP = 512  # query rows processed together, so a long query's H and D rows stay in cache (noisy to measure: 256-1024 all within run-to-run noise here)
-LANES = 256  # measured best of 16-512 for the 8-bit pass on AVX2 (docs/benchmarks.md)
+LANES = 256  # a batch; measured best of 16-512 with the Numba loop (the IR kernel runs it in chunks)
 # dtype, the gap states' floor, the largest score, PAD (in the profile's terms). 8-bit lanes are
 # unsigned with the profile biased by -min(matrix): 0..255 where signed ones would stop at 127.
 WIDTHS = {8: (np.uint8, 0, 255, 0), 16: (np.int16, -32768, 32767, -16384)}
