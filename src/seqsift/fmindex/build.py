@@ -30,7 +30,7 @@ WORDS = 8
 NARROW = (1 << 32) - 1  # texts up to this many symbols keep 32-bit samples and k-mer rows
 MAX_TEXT = 1 << 40  # beyond NARROW: 64-bit samples and rows; each base's count must stay below 2^32
 MAX_KMER = 14  # 4^14 intervals are 2 GiB of table
-KMER_CAP = 10  # the default never exceeds 8 MiB of table: it must stay in cache (docs/benchmarks.md)
+KMER_CAP = 9  # the default never exceeds 2 MiB of table: beside the rank blocks it must stay in cache (docs/benchmarks.md)
 
 
 @dataclass(frozen=True)
