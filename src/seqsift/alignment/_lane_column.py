@@ -14,6 +14,9 @@ Per cell (row i, column j), lane by lane, with H[i] and D[i] holding column j - 
   I = max(up - open_extend, I_up - extend)                (vertical gap, in a register)
   H = max(diag + profile_j[q[i]], D, I, 0)
 and column j + 1 the same from column j's H and D; H[i] and D[i] then hold column j + 1.
+
+Numba's cache keys a compiled function by its own file only: after editing this module, clear
+the __pycache__ entries of _lanes (its score_batch compiles this in).
 """
 
 from __future__ import annotations
