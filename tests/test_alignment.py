@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import seqsift
-from seqsift.alignment import Database, dna, matrix, rescore, search_database
+from seqsift.alignment import Database, align_pairs, dna, matrix, rescore, search_database
 from seqsift.alignment import _reference as ref
 from seqsift.alignment.database import score_pair, scores
 from seqsift.errors import FormatError, UsageError
@@ -149,6 +149,10 @@ def test_scoring_conventions_and_errors(tmp_path):
     assert seqsift.align("ACGTN", "ACGTA", dna(1, -1, 0, 2), "global").score == 3  # N scores a mismatch
     with pytest.raises(UsageError, match="query: letter '1' at position 3"):
         seqsift.align("AC1", "ACG")
+    with pytest.raises(UsageError, match="target 2: letter 'z' at position 2"):  # the pair named, its own letter
+        align_pairs(["ACG", "ACG"], ["ACG", "AzG"])
+    with pytest.raises(UsageError, match="2 names but 3 sequences"):
+        Database(["a", "b"], ["ACG", "ACG", "ACG"], dna())
     with pytest.raises(UsageError, match="gap penalties must be positive"):
         dna(1, -1, -1, 2)
     with pytest.raises(UsageError, match="match must be positive"):
@@ -232,8 +236,6 @@ def test_packed_cpu_emulation_equals_reference(rng, scoring):
 @pytest.mark.parametrize("scoring", [dna(1, -1, 0, 2), dna(2, -3, 5, 2), dna(200, -1, 0, 2)], ids=str)
 def test_align_pairs_in_lanes_equals_one_by_one(rng, scoring):
     """The inter-pair lanes traceback gives the very alignments of align(), saturated lanes included."""
-    from seqsift.alignment.pairwise import align_pairs
-
     queries, targets = [], []
     for k in range(45):  # more than one batch of lanes, lengths all different, some empty, some with N
         q = "".join(rng.choice(list("ACGTN") if k % 9 == 0 else list("ACGT"), int(rng.integers(0, 200))))

@@ -16,6 +16,19 @@ _I32 = ir.IntType(32)
 _VEC = ir.VectorType(_I8, 32)
 
 
+def splat(builder, value, vec: ir.VectorType):
+    """IR: `value` in every lane of a vector of type vec."""
+    lane0 = builder.insert_element(ir.Constant(vec, ir.Undefined), value, ir.Constant(_I32, 0))
+    return builder.shuffle_vector(lane0, ir.Constant(vec, ir.Undefined), ir.Constant(ir.VectorType(_I32, vec.count), [0] * vec.count))
+
+
+def vector_call(builder, name: str, vec: ir.VectorType, *args):
+    """IR: a call of LLVM's lane-wise intrinsic llvm.<name> (smax, usub.sat, ...) on vectors of type vec."""
+    full = f"llvm.{name}.v{vec.count}i{vec.element.width}"
+    fn = builder.module.globals.get(full) or ir.Function(builder.module, ir.FunctionType(vec, [vec] * len(args)), full)
+    return builder.call(fn, list(args))
+
+
 @intrinsic
 def eq_mask32(typingctx, address, byte):
     """Bit j of the result is set when the byte at address + j equals `byte` (unaligned load)."""
@@ -24,9 +37,7 @@ def eq_mask32(typingctx, address, byte):
     def codegen(context, builder, signature, args):
         addr, value = args
         data = builder.load(builder.inttoptr(addr, _VEC.as_pointer()), align=1)
-        lane0 = builder.insert_element(ir.Constant(_VEC, ir.Undefined), value, ir.Constant(_I32, 0))
-        splat = builder.shuffle_vector(lane0, ir.Constant(_VEC, ir.Undefined), ir.Constant(ir.VectorType(_I32, 32), [0] * 32))
-        return builder.bitcast(builder.icmp_unsigned("==", data, splat), _I32)
+        return builder.bitcast(builder.icmp_unsigned("==", data, splat(builder, value, _VEC)), _I32)
 
     return sig, codegen
 

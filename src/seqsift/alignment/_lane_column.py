@@ -25,9 +25,11 @@ from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
 
+from seqsift.intrinsics import splat, vector_call
+
 CHUNK_VECTORS = 2  # vectors advanced together: with two columns, more spill registers (measured slower)
 _VECTOR_BITS = 256  # AVX2; LLVM splits or joins for other vector units
-_I32, _I64 = ir.IntType(32), ir.IntType(64)
+_I64 = ir.IntType(64)
 
 
 def chunk_lanes(bits: int) -> int:
@@ -64,14 +66,7 @@ def lane_column_pair(typingctx, h, d, profile_row, profile_step, q, rows, above,
         above_h1, above_i1 = builder.add(above, builder.mul(row_bytes, _I64(2))), builder.add(above, builder.mul(row_bytes, _I64(3)))
 
         def op(name, a, b):
-            full = f"llvm.{name}.v{per_vector}i{width}"
-            fn = builder.module.globals.get(full) or ir.Function(builder.module, ir.FunctionType(vec, [vec, vec]), full)
-            return builder.call(fn, [a, b])
-
-        def splat(value):
-            lane0 = builder.insert_element(ir.Constant(vec, ir.Undefined), value, _I32(0))
-            return builder.shuffle_vector(lane0, ir.Constant(vec, ir.Undefined),
-                                          ir.Constant(ir.VectorType(_I32, per_vector), [0] * per_vector))
+            return vector_call(builder, name, vec, a, b)
 
         def at(base, offset, v):
             return builder.inttoptr(builder.add(builder.add(base, offset), _I64(v * per_vector * size)), vec.as_pointer())
@@ -87,7 +82,8 @@ def lane_column_pair(typingctx, h, d, profile_row, profile_step, q, rows, above,
             return op("smax", op("smax", op("sadd.sat", diag, score), d_gap), op("smax", i_gap, zero)), d_gap, i_gap
 
         vectors = range(CHUNK_VECTORS)
-        oe, ext, shift, zero = splat(open_extend), splat(extend), splat(bias), ir.Constant(vec, [0] * per_vector)
+        oe, ext, shift = (splat(builder, v, vec) for v in (open_extend, extend, bias))
+        zero = ir.Constant(vec, [0] * per_vector)
         sources = (corner, above_h0, above_i0, above_h1, above_i1, top)
         entry_values = [[builder.load(at(address, _I64(0), v), align=1) for address in sources] for v in vectors]
         entry = builder.block

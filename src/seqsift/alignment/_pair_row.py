@@ -24,6 +24,8 @@ from llvmlite import binding, ir
 from numba import types
 from numba.extending import intrinsic
 
+from seqsift.intrinsics import splat, vector_call
+
 LANES = 32  # pairs side by side: two AVX2 vectors of 16-bit lanes, so two independent chains overlap
 _WIDTH = 16  # lanes per vector
 _I8, _I16, _I32, _I64 = ir.IntType(8), ir.IntType(16), ir.IntType(32), ir.IntType(64)
@@ -32,19 +34,8 @@ _V8 = ir.VectorType(_I8, _WIDTH)
 NARROW_BY_PACK = binding.get_process_triple().startswith(("x86_64", "i686", "i386"))  # SSE2 is in every x86-64
 
 
-def _splat(builder, value):
-    lane0 = builder.insert_element(ir.Constant(_V16, ir.Undefined), value, _I32(0))
-    return builder.shuffle_vector(lane0, ir.Constant(_V16, ir.Undefined), ir.Constant(ir.VectorType(_I32, _WIDTH), [0] * _WIDTH))
-
-
 def _lanes(value):
     return ir.Constant(_V16, [value] * _WIDTH)
-
-
-def _vector_op(builder, name, a, b):
-    full = f"llvm.{name}.v{_WIDTH}i16"
-    fn = builder.module.globals.get(full) or ir.Function(builder.module, ir.FunctionType(_V16, [_V16, _V16]), full)
-    return builder.call(fn, [a, b])
 
 
 def _direction(builder, cell, from_diag, i_gap, i_open, i_ext, e_open, e_ext):
@@ -88,10 +79,10 @@ def dp_row(typingctx, h, d, t, dirs, q, row_best, row_j, n, match, mismatch, ope
     def codegen(context, builder, signature, args):
         h, d, t, dirs, q, row_best, row_j, n, match, mismatch, open_extend, extend = args
         vectors = range(LANES // _WIDTH)
-        smax = lambda a, b: _vector_op(builder, "smax", a, b)
-        ssub = lambda a, b: _vector_op(builder, "ssub.sat", a, b)
+        smax = lambda a, b: vector_call(builder, "smax", _V16, a, b)
+        ssub = lambda a, b: vector_call(builder, "ssub.sat", _V16, a, b)
         at = lambda base, offset, vec: builder.inttoptr(builder.add(base, offset), vec.as_pointer())
-        oe, ext, hit, miss = (_splat(builder, v) for v in (open_extend, extend, match, mismatch))
+        oe, ext, hit, miss = (splat(builder, v, _V16) for v in (open_extend, extend, match, mismatch))
         q_codes = [builder.load(at(q, _I64(v * _WIDTH), _V8), align=1) for v in vectors]
 
         entry = builder.block
@@ -115,7 +106,7 @@ def dp_row(typingctx, h, d, t, dirs, q, row_best, row_j, n, match, mismatch, ope
             e_open, e_ext = ssub(left, oe), ssub(gap, ext)
             e_gap = smax(e_open, e_ext)
             same = builder.icmp_unsigned("==", q_codes[v], builder.load(t_at, align=1))
-            from_diag = _vector_op(builder, "sadd.sat", diag, builder.select(same, hit, miss))
+            from_diag = vector_call(builder, "sadd.sat", _V16, diag, builder.select(same, hit, miss))
             cell = smax(smax(from_diag, i_gap), smax(e_gap, _lanes(0)))
             dirs_at = at(dirs, builder.add(builder.mul(j, _I64(LANES)), _I64(v * _WIDTH)), _V8)
             builder.store(_narrow(builder, _direction(builder, cell, from_diag, i_gap, i_open, i_ext, e_open, e_ext)),
