@@ -44,6 +44,7 @@ def reads_for(records, rng, count=300):
 
 ALL_OPTIONS = [SearchOptions(kmer, shortcut, width) for kmer in (True, False)
                for shortcut in ("none", "rank", "verify") for width in (1, 3, 16)]
+ALL_OPTIONS += [SearchOptions(kmer, "verify", 3, verify_rows) for kmer in (True, False) for verify_rows in (1, 8)]
 
 
 @pytest.mark.parametrize("sa_sample,kmer", [(1, 3), (4, 0), (32, None), (7, 6)])
@@ -71,6 +72,55 @@ def test_every_optimization_setting_gives_the_same_hits(random_reference, rng, o
     record, position = index.reference.to_record(found.text_pos)
     got = [(index.names[r], int(p), "+-"[s]) for r, p, s in zip(record, position, found.strand)]
     assert got == [h for w in want for h in w]
+
+
+@pytest.fixture
+def diverged_copies(tmp_path, rng):
+    """Four copies of one sequence, each with ~2% substitutions (the 22 Mbp benchmark's shape in
+    small): a read's interval holds 2-4 rows for much of its search."""
+    unit = rng.choice(list("ACGT"), 3000)
+    records = []
+    for i in range(4):
+        copy = unit.copy()
+        at = rng.random(copy.size) < 0.02
+        copy[at] = rng.choice(list("ACGT"), int(at.sum()))
+        records.append((f"copy{i}", "".join(copy)))
+    path = tmp_path / "copies.fa"
+    path.write_text("".join(f">{n}\n{s}\n" for n, s in records))
+    return path, records
+
+
+@pytest.mark.parametrize("verify_rows", [1, 2, 4, 8])
+@pytest.mark.parametrize("sa_sample", [8, 32])
+def test_verify_shortcut_on_repeats_matches_the_oracle(diverged_copies, rng, verify_rows, sa_sample):
+    """Reads from diverged copies, exact and with one base changed: the verify shortcut locates
+    and checks intervals of up to verify_rows rows, some of whose rows fail the check."""
+    path, records = diverged_copies
+    index = FMIndex.build(path, sa_sample=sa_sample, kmer=5)
+    reads = []
+    for _ in range(300):
+        name, seq = records[int(rng.integers(0, 4))]
+        m = int(rng.integers(40, 101))
+        k = int(rng.integers(0, len(seq) - m))
+        read = list(seq[k : k + m])
+        if rng.random() < 0.3:
+            read[int(rng.integers(0, m))] = "ACGT"[int(rng.integers(0, 4))]
+        reads.append("".join(read))
+    codes, bounds = encode_reads(reads)
+    searcher = index.searcher(SearchOptions(verify_rows=verify_rows))
+    lo, hi, left = searcher.intervals(codes, bounds)
+    stopped = left > 0
+    assert np.all(hi[stopped] - lo[stopped] <= verify_rows) and np.any(stopped)
+    if verify_rows > 1:  # intervals of several rows were stopped too
+        assert np.any(stopped & (hi - lo > 1))
+    query_of, _, keep = searcher._settled(codes, bounds, lo, np.where(stopped, hi - lo, 0), left)
+    assert np.any(keep == 0) and np.any(keep == 1)  # some stopped rows failed the text check, some passed
+    want = [naive.dna_hits(records, r) for r in reads]
+    got = searcher.hits(codes, bounds, max_hits=10)
+    assert got.counts.tolist() == [len(w) for w in want]
+    record, position = index.reference.to_record(got.text_pos)
+    listed = [(index.names[r], int(p), "+-"[s]) for r, p, s in zip(record, position, got.strand)]
+    assert listed == [h for w in want for h in w[:10]]
 
 
 @pytest.mark.parametrize("sa_sample", [1, 5, 32])

@@ -80,7 +80,8 @@ def test_search_tsv_matches_the_oracle(tmp_path, reference, rng, threads, fastq)
 
 
 @pytest.mark.parametrize("flags", [["--no-kmer-table"], ["--shortcut", "none"], ["--shortcut", "rank"],
-                                   ["--interleave", "1"], ["--max-hits", "0"]])
+                                   ["--verify-rows", "1"], ["--verify-rows", "9"], ["--interleave", "1"],
+                                   ["--max-hits", "0"]])
 def test_each_optimization_switch_keeps_the_output(tmp_path, reference, rng, flags):
     ssx = index_of(tmp_path, reference)
     reads = some_reads(reference[1], rng, 60)

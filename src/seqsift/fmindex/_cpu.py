@@ -2,17 +2,25 @@
 
 Queries are read/strand pairs: query q is read q >> 1, on the forward strand when q is even
 and as its reverse complement when odd (read backwards with complemented codes, never
-copied). The searches of a batch run interleaved (seed section 4.2.3, annex D6): `width`
-queries advance in lockstep, each prefetching the rank block of its next step, so their
-independent cache misses overlap instead of queuing.
+copied). A batch goes through three passes, each a loop simple enough for the branch
+predictor (one loop that switched between searching, walking and checking cost more in
+mispredictions than in memory: docs/benchmarks.md):
+  search   the backward searches, interleaved (seed section 4.2.3, annex D6): `width` queries
+           advance in lockstep, each prefetching the rank block of its next step, so their
+           independent cache misses overlap instead of queuing;
+  locate   LF walks from rows to marked rows, interleaved the same way;
+  settle   the rows' text positions turned into read positions, and checked where the search
+           stopped early.
 
-Shortcuts once an interval holds a single row (hi-lo=1, section 4.2.2):
+Shortcuts once an interval is small (hi-lo=1, section 4.2.2):
   SHORTCUT_NONE   two ranks per step, as before
-  SHORTCUT_RANK   one rank per step: the row survives only if its BWT symbol is the base
-  SHORTCUT_VERIFY locate the row (at most sa_sample - 1 LF steps) and compare the bases still
-                  unsearched directly against the 2-bit packed reference; this also yields the
-                  position, so a unique read needs no separate locate; it starts once the row
-                  has survived _SURVIVE one-rank steps, so reads about to fail never walk
+  SHORTCUT_RANK   one rank per step once hi-lo=1: the row survives only if its BWT symbol is the base
+  SHORTCUT_VERIFY once the interval holds at most `verify_rows` rows (1: the seed's hi-lo=1),
+                  the search stops; locate then finds each row's text position (at most
+                  sa_sample - 1 LF steps) and settle compares the bases still unsearched directly
+                  against the 2-bit packed reference. The position found is the answer, so a
+                  unique read needs no separate locate. It stops only once the interval has
+                  stayed that small for _SURVIVE steps, so reads about to fail never walk
 """
 
 from __future__ import annotations
@@ -24,9 +32,8 @@ from seqsift.intrinsics import popcount64, prefetch
 
 SHORTCUT_NONE, SHORTCUT_RANK, SHORTCUT_VERIFY = 0, 1, 2
 _LOW32 = uint64(0xFFFFFFFF)
-_EMPTY, _LOOKUP, _SEARCH, _WALK, _CHECK = 0, 1, 2, 3, 4
-_CORRUPT = -2
-_SURVIVE = 4  # single-row steps before the verify shortcut walks: a random read rarely lasts 4
+_EMPTY, _LOOKUP, _SEARCH = 0, 1, 2
+_SURVIVE = 4  # small-interval steps before the verify shortcut stops a search: a random read rarely lasts 4
 
 
 @njit(inline="always", nogil=True, boundscheck=False)
@@ -65,30 +72,6 @@ def _lf(blocks, C, r):
 def _sample(blocks, samples, row):
     blk = row >> 6
     return np.int64(samples[np.int64(blocks[blk, 7] + popcount64(blocks[blk, 6] & _below(row & 63)))])
-
-
-@njit(inline="always", nogil=True, boundscheck=False)
-def _walk_step(blocks, C, samples, sa_sample, base, row_of, steps_of, s):
-    """One LF step of walker s towards a marked row: its text position once there, -1 while still
-    walking (the next row's block prefetched), _CORRUPT past sa_sample steps (a corrupt index)."""
-    row = _lf(blocks, C, row_of[s])
-    if row < 0:
-        return _sample(blocks, samples, row_of[s]) + steps_of[s]
-    if steps_of[s] >= sa_sample:
-        return _CORRUPT
-    row_of[s] = row
-    steps_of[s] += 1
-    _touch(base, row)
-    return -1
-
-
-@njit(inline="always", nogil=True, boundscheck=False)
-def query_base(codes, start, length, strand, i):
-    """Base i (0-based) of the query: the read, or its reverse complement (codes > 3 stay > 3)."""
-    if strand == 0:
-        return np.int64(codes[start + i])
-    c = np.int64(codes[start + length - 1 - i])
-    return 3 - c if c <= 3 else c
 
 
 @njit(inline="always", nogil=True, boundscheck=False)
@@ -142,50 +125,60 @@ def first_kmers(codes, bounds, k, out):
 
 
 @njit(nogil=True, boundscheck=False, cache=True)
-def search(blocks, C, n, table, k, packed, gap_starts, gap_ends, samples, sa_sample,
-           codes, bounds, kmers, width, shortcut, lo_out, hi_out, pos_out):
-    """Backward search of every query (2 per read) into lo_out/hi_out; pos_out gets the text
-    position where the verify shortcut already located the single hit, else -1. Returns -1
-    if an LF walk ran past sa_sample steps (a corrupt index), else 0."""
+def search(blocks, C, n, table, k, codes, bounds, kmers, width, shortcut, verify_rows, sa_sample,
+           lo_out, hi_out, left_out):
+    """Backward search of every query (2 per read) into [lo_out, hi_out). left_out gets the
+    bases still unsearched: 0 when the search ran to the end or emptied, > 0 when the verify
+    shortcut stopped it (settle compares them with the text before each row's position)."""
     nq = 2 * (bounds.size - 1)
     base = uint64(blocks.ctypes.data)
+    table_base = uint64(table.ctypes.data)
     state = np.zeros(width, np.int64)
     q_of = np.zeros(width, np.int64)
     j_of = np.zeros(width, np.int64)
     lo_of = np.zeros(width, np.int64)
     hi_of = np.zeros(width, np.int64)
-    row_of = np.zeros(width, np.int64)
     steps_of = np.zeros(width, np.int64)
-    table_base = uint64(table.ctypes.data)
-    packed_base = uint64(packed.ctypes.data)
+    at_of = np.zeros(width, np.int64)  # index in codes of the query's next base
+    dir_of = np.zeros(width, np.int64)  # -1 forward strand (read backwards), +1 reverse complement
+    flip_of = np.zeros(width, np.int64)  # 0, or 3 to complement
+    small = verify_rows if shortcut == SHORTCUT_VERIFY else 0
+    stop_from = max(1, sa_sample >> 1)  # a verify walks up to sa_sample - 1 steps: stop only before that many bases
     next_q = 0
     active = 0
     while True:
         for s in range(width):
-            if state[s] == _EMPTY:  # take the next valid query; its table entry is fetched ahead
-                while next_q < nq:
-                    q = next_q
-                    next_q += 1
-                    r = q >> 1
-                    start = bounds[r]
-                    length = bounds[r + 1] - start
-                    pos_out[q] = -1
-                    code = kmers[q]
-                    if code < 0:  # empty, or a letter other than A, C, G, T
-                        lo_out[q] = 0
-                        hi_out[q] = 0
-                        continue
-                    q_of[s], j_of[s] = q, code
-                    prefetch(table_base + uint64(code) * uint64(8))
-                    state[s] = _LOOKUP
-                    active += 1
-                    break
-                continue
-            q = q_of[s]
-            r = q >> 1
-            start = bounds[r]
-            length = bounds[r + 1] - start
-            if state[s] == _LOOKUP:
+            if state[s] == _SEARCH:
+                lo, hi, j = lo_of[s], hi_of[s], j_of[s]
+                b = np.int64(codes[at_of[s]]) ^ flip_of[s]
+                at_of[s] += dir_of[s]
+                if shortcut == SHORTCUT_RANK and hi - lo == 1:
+                    blk = lo >> 6
+                    if (blocks[blk, 2 + b] >> uint64(lo & 63)) & uint64(1):
+                        lo = C[b] + rank(blocks, b, lo)
+                        hi = lo + 1
+                    else:
+                        hi = lo
+                else:
+                    lo = C[b] + rank(blocks, b, lo)
+                    hi = C[b] + rank(blocks, b, hi)
+                j -= 1
+                steps = steps_of[s] + 1 if hi - lo <= small else 0
+                if lo >= hi or j == 0 or (steps >= _SURVIVE and j >= stop_from):
+                    q = q_of[s]
+                    lo_out[q] = lo
+                    hi_out[q] = max(lo, hi)
+                    left_out[q] = j if lo < hi else 0
+                    state[s] = _EMPTY
+                    active -= 1
+                else:
+                    lo_of[s], hi_of[s], j_of[s], steps_of[s] = lo, hi, j, steps
+                    _touch(base, lo)
+                    _touch(base, hi)
+            elif state[s] == _LOOKUP:
+                q = q_of[s]
+                r = q >> 1
+                length = bounds[r + 1] - bounds[r]
                 if length >= k:
                     lo = np.int64(table[j_of[s], 0])
                     hi = np.int64(table[j_of[s], 1])
@@ -195,66 +188,35 @@ def search(blocks, C, n, table, k, packed, gap_starts, gap_ends, samples, sa_sam
                 if hi <= lo or j == 0:
                     lo_out[q] = lo
                     hi_out[q] = max(lo, hi)
-                    pos_out[q] = -1
+                    left_out[q] = 0
                     state[s] = _EMPTY
                     active -= 1
                 else:
                     state[s] = _SEARCH
-                    j_of[s], lo_of[s], hi_of[s], steps_of[s] = j, lo, hi, 0
+                    lo_of[s], hi_of[s], j_of[s], steps_of[s] = lo, hi, j, 0
+                    if q & 1:
+                        at_of[s], dir_of[s], flip_of[s] = bounds[r] + length - j, 1, 3
+                    else:
+                        at_of[s], dir_of[s], flip_of[s] = bounds[r] + j - 1, -1, 0
                     _touch(base, lo)
                     _touch(base, hi)
-                continue
-            j = j_of[s]
-            lo, hi = lo_of[s], hi_of[s]
-            done = False
-            if state[s] == _CHECK:
-                p = row_of[s]
-                if _prefix_matches(packed, gap_starts, gap_ends, codes, start, length, q & 1, j, p):
-                    pos_out[q] = p - j
-                else:
-                    hi = lo
-                j = 0
-                done = True
-            elif state[s] == _WALK:
-                p = _walk_step(blocks, C, samples, sa_sample, base, row_of, steps_of, s)
-                if p == _CORRUPT:
-                    return -1
-                if p >= 0:  # the text position is known: fetch the reference bases before it
-                    row_of[s] = p
-                    state[s] = _CHECK
-                    if p >= j:
-                        prefetch(packed_base + uint64((p - j) >> 2))
-                        prefetch(packed_base + uint64((p - 1) >> 2))
-            elif hi - lo == 1 and shortcut == SHORTCUT_VERIFY and steps_of[s] >= _SURVIVE and j >= (sa_sample >> 1):
-                state[s] = _WALK
-                row_of[s] = lo
-                steps_of[s] = 0
-            else:
-                b = query_base(codes, start, length, q & 1, j - 1)
-                if hi - lo == 1 and shortcut != SHORTCUT_NONE:
-                    blk = lo >> 6
-                    if (blocks[blk, 2 + b] >> uint64(lo & 63)) & uint64(1):
-                        lo = C[b] + rank(blocks, b, lo)
-                        hi = lo + 1
-                        steps_of[s] += 1
-                    else:
-                        hi = lo
-                else:
-                    lo = C[b] + rank(blocks, b, lo)
-                    hi = C[b] + rank(blocks, b, hi)
-                j -= 1
-                done = lo >= hi or j == 0
-                _touch(base, lo)
-                _touch(base, hi)
-            if done:
-                lo_out[q] = lo
-                hi_out[q] = max(lo, hi)
-                state[s] = _EMPTY
-                active -= 1
-            else:
-                j_of[s], lo_of[s], hi_of[s] = j, lo, hi
+            else:  # take the next valid query; its table entry is fetched ahead
+                while next_q < nq:
+                    q = next_q
+                    next_q += 1
+                    code = kmers[q]
+                    if code < 0:  # empty, or a letter other than A, C, G, T
+                        lo_out[q] = 0
+                        hi_out[q] = 0
+                        left_out[q] = 0
+                        continue
+                    q_of[s], j_of[s] = q, code
+                    prefetch(table_base + uint64(code) * uint64(8))
+                    state[s] = _LOOKUP
+                    active += 1
+                    break
         if active == 0 and next_q >= nq:
-            return 0
+            return
 
 
 @njit(nogil=True, boundscheck=False, cache=True)
@@ -279,15 +241,45 @@ def locate(blocks, C, samples, sa_sample, rows, width, out):
                 active += 1
                 _touch(base, row_of[s])
                 continue
-            p = _walk_step(blocks, C, samples, sa_sample, base, row_of, steps_of, s)
-            if p == _CORRUPT:
-                return -1
-            if p >= 0:
-                out[slot_k[s]] = p
+            row = _lf(blocks, C, row_of[s])
+            if row >= 0:
+                if steps_of[s] >= sa_sample:
+                    return -1
+                row_of[s] = row
+                steps_of[s] += 1
+                _touch(base, row)
+            else:
+                out[slot_k[s]] = _sample(blocks, samples, row_of[s]) + steps_of[s]
                 slot_k[s] = -1
                 active -= 1
         if active == 0 and next_k >= rows.size:
             return 0
+
+
+@njit(nogil=True, boundscheck=False, cache=True)
+def settle(packed, gap_starts, gap_ends, codes, bounds, left, query_of, located, keep):
+    """Located rows to read positions, in place: a row of query q lies left[q] bases after the
+    read's start, and where the search stopped early (left[q] > 0) the read's first left[q]
+    bases must also match the text there (keep[i] = 0 where they do not)."""
+    ahead = 8  # rows whose reference bytes are fetched ahead of the compare
+    for i in range(located.size + ahead):
+        if i + ahead < located.size:
+            j = left[query_of[i + ahead]]
+            p = located[i + ahead]
+            if j and p >= j:
+                prefetch(uint64(packed.ctypes.data) + uint64((p - j) >> 2))
+                prefetch(uint64(packed.ctypes.data) + uint64((p - 1) >> 2))
+        if i >= located.size:
+            break
+        q = query_of[i]
+        j = left[q]
+        keep[i] = 1
+        if j:
+            r = q >> 1
+            start = bounds[r]
+            keep[i] = _prefix_matches(packed, gap_starts, gap_ends, codes, start, bounds[r + 1] - start, q & 1, j,
+                                      located[i])
+            located[i] -= j
 
 
 @njit(nogil=True, boundscheck=False, cache=True)
@@ -306,26 +298,20 @@ def locate_steps_histogram(blocks, C, n):
 
 
 @njit(nogil=True, boundscheck=False, cache=True)
-def gather_hits(lo, hi, pos, walk_start, located, max_hits, offsets, text_pos, strand):
-    """Per read, its hits from both strands (positions found by the verify shortcut, pos >= 0,
-    or located rows, located[walk_start[q]:...]) sorted by position then strand, the first
-    max_hits of them into text_pos/strand at offsets[r]. offsets must hold the listed counts'
-    running sum."""
+def gather_hits(starts, located, keep, max_hits, offsets, text_pos, strand):
+    """Per read, its kept hits from both strands (query q's are located[starts[q]:starts[q+1]])
+    sorted by position then strand, the first max_hits of them into text_pos/strand at
+    offsets[r]. offsets must hold the listed counts' running sum."""
     for r in range(offsets.size - 1):
-        total = 0
-        for q in (2 * r, 2 * r + 1):
-            total += hi[q] - lo[q]
-        keys = np.empty(total, np.int64)
+        first, last = starts[2 * r], starts[2 * r + 2]
+        keys = np.empty(last - first, np.int64)
         k = 0
-        for q in (2 * r, 2 * r + 1):
-            if pos[q] >= 0:
-                keys[k] = pos[q] * 2 + (q & 1)
+        for i in range(first, last):
+            if keep[i]:
+                keys[k] = located[i] * 2 + (i >= starts[2 * r + 1])
                 k += 1
-            else:
-                for i in range(hi[q] - lo[q]):
-                    keys[k] = located[walk_start[q] + i] * 2 + (q & 1)
-                    k += 1
-        if total > 1:
+        keys = keys[:k]
+        if k > 1:
             keys.sort()
         at = offsets[r]
         for i in range(offsets[r + 1] - offsets[r]):

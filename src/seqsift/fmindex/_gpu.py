@@ -117,7 +117,7 @@ class GpuSearcher(Searcher):
                                                cuda.to_device(np.ascontiguousarray(codes) if codes.size else np.zeros(1, np.uint8)),
                                                cuda.to_device(bounds), nq, d_lo, d_hi)
             lo, hi = d_lo.copy_to_host()[:nq], d_hi.copy_to_host()[:nq]
-        return lo, hi, np.full(nq, -1, np.int64)
+        return lo, hi, np.zeros(nq, np.int64)
 
     def _locate(self, rows: np.ndarray) -> np.ndarray:
         if not rows.size:

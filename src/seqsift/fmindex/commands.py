@@ -46,8 +46,11 @@ def add_parser(sub, parent: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("optimizations (for the ablation benchmark; the defaults are the fastest measured)")
     g.add_argument("--no-kmer-table", action="store_true", help="search every base instead of looking up the last k")
     g.add_argument("--shortcut", choices=sorted(SHORTCUTS), default="verify",
-                   help="what to do once one row is left (hi-lo=1): none, one rank a step, or locate and compare "
-                   "with the packed reference (default %(default)s)")
+                   help="what to do once the interval is small: none, one rank a step once one row is left "
+                   "(hi-lo=1), or stop, locate the rows and compare the rest with the packed reference "
+                   "(default %(default)s)")
+    g.add_argument("--verify-rows", type=positive_int, default=SearchOptions.verify_rows,
+                   help="the largest interval the verify shortcut takes, 1 = hi-lo=1 only (default %(default)s)")
     g.add_argument("--interleave", type=positive_int, default=SearchOptions.width,
                    help="searches advanced in lockstep, 1 = one at a time (default %(default)s)")
     g.add_argument("--batch-reads", type=positive_int, default=BATCH_READS, help=argparse.SUPPRESS)
@@ -96,7 +99,8 @@ def run_search(args: argparse.Namespace) -> int:
     batch_reads = args.partition or args.batch_reads
     index = FMIndex.load(args.index)  # checked here whatever runs the batches: a bad index fails at once
     check_readable(args.reads)
-    options = SearchOptions(kmer_table=not args.no_kmer_table, shortcut=args.shortcut, width=args.interleave)
+    options = SearchOptions(kmer_table=not args.no_kmer_table, shortcut=args.shortcut, width=args.interleave,
+                            verify_rows=args.verify_rows)
     matched = False
     with contextlib.ExitStack() as stack:
         if args.dask:

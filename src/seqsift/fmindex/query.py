@@ -12,6 +12,7 @@ from seqsift.fmindex.build import IndexArrays
 
 SHORTCUTS = {"none": 0, "rank": 1, "verify": 2}
 DEFAULT_WIDTH = 16
+DEFAULT_VERIFY_ROWS = 4  # docs/benchmarks.md: the verify shortcut's interval size, measured
 
 
 @dataclass(frozen=True)
@@ -21,6 +22,7 @@ class SearchOptions:
     kmer_table: bool = True
     shortcut: str = "verify"
     width: int = DEFAULT_WIDTH  # queries interleaved in lockstep; 1 = one at a time
+    verify_rows: int = DEFAULT_VERIFY_ROWS  # the verify shortcut takes intervals of at most this many rows
 
 
 @dataclass
@@ -40,6 +42,8 @@ class Searcher:
     def __init__(self, arrays: IndexArrays, source: str, options: SearchOptions = SearchOptions()):
         if options.shortcut not in SHORTCUTS:
             raise ValueError(f"shortcut {options.shortcut!r} is not one of {sorted(SHORTCUTS)}")
+        if options.verify_rows < 1:
+            raise ValueError(f"verify_rows {options.verify_rows} must be at least 1")
         self.a = arrays
         self.source = source
         self.options = options
@@ -51,23 +55,27 @@ class Searcher:
         self.gap_ends = np.ascontiguousarray(arrays.gaps[:, 1])
 
     def intervals(self, codes: np.ndarray, bounds: np.ndarray):
-        """(lo, hi, pos) per query, 2 per read (forward, reverse complement)."""
+        """(lo, hi, left) per query, 2 per read (forward, reverse complement): the BWT interval
+        [lo, hi), and the bases left unsearched where the verify shortcut stopped the search
+        (0 elsewhere; those rows are occurrences only once settle has checked them)."""
         from seqsift.fmindex import _cpu
 
-        a = self.a
+        a, o = self.a, self.options
         nq = 2 * (bounds.size - 1)
-        lo, hi, pos = np.empty(nq, np.int64), np.empty(nq, np.int64), np.empty(nq, np.int64)
+        lo, hi, left = np.empty(nq, np.int64), np.empty(nq, np.int64), np.empty(nq, np.int64)
         kmers = np.empty(nq, np.int64)
         _cpu.first_kmers(codes, bounds, self.k, kmers)
-        status = _cpu.search(a.blocks, a.C, a.n, self.table, self.k, a.packed, self.gap_starts, self.gap_ends,
-                             a.samples, a.sa_sample, codes, bounds, kmers, self.options.width,
-                             SHORTCUTS[self.options.shortcut], lo, hi, pos)
-        self._check(status)
-        return lo, hi, pos
+        _cpu.search(a.blocks, a.C, a.n, self.table, self.k, codes, bounds, kmers, o.width, SHORTCUTS[o.shortcut],
+                    o.verify_rows, a.sa_sample, lo, hi, left)
+        return lo, hi, left
 
     def count(self, codes: np.ndarray, bounds: np.ndarray) -> np.ndarray:
-        lo, hi, _ = self.intervals(codes, bounds)
-        per_query = hi - lo
+        """Occurrences of each read, both strands: only the rows of searches the verify shortcut
+        stopped are located and checked."""
+        lo, hi, left = self.intervals(codes, bounds)
+        sizes = hi - lo
+        query_of, located, keep = self._settled(codes, bounds, lo, np.where(left > 0, sizes, 0), left)
+        per_query = np.where(left > 0, 0, sizes) + np.bincount(query_of, keep, sizes.size).astype(np.int64)
         return per_query[0::2] + per_query[1::2]
 
     def hits(self, codes: np.ndarray, bounds: np.ndarray, max_hits: int) -> BatchHits:
@@ -75,24 +83,39 @@ class Searcher:
         max_hits in reference order, whatever the count."""
         from seqsift.fmindex import _cpu
 
-        lo, hi, pos = self.intervals(codes, bounds)
-        sizes = hi - lo
-        counts = sizes[0::2] + sizes[1::2]
-        if max_hits == 0:  # counting only: nothing to locate
+        if max_hits == 0:  # counting only: nothing to list
+            counts = self.count(codes, bounds)
             empty = np.empty(0, np.int64)
             return BatchHits(counts=counts, offsets=np.zeros(counts.size + 1, np.int64), text_pos=empty,
                              strand=empty.astype(np.int8))
-        walk = np.where(pos < 0, sizes, 0)  # rows still to locate, per query
-        walk_start = np.cumsum(walk) - walk
-        rows = np.repeat(lo - walk_start, walk) + np.arange(int(walk_start[-1] + walk[-1]) if walk.size else 0)
-        located = self._locate(rows)
-        if located.size and int(located.max()) >= self.a.n or pos.size and int(pos.max()) >= self.a.n:
-            raise InputError(self.source, "the index is inconsistent: a located position lies past the text")
+        lo, hi, left = self.intervals(codes, bounds)
+        sizes = hi - lo
+        query_of, located, keep = self._settled(codes, bounds, lo, sizes, left)
+        per_query = np.bincount(query_of, keep, sizes.size).astype(np.int64)
+        counts = per_query[0::2] + per_query[1::2]
+        starts = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
         offsets = np.concatenate(([0], np.cumsum(np.minimum(counts, max_hits)))).astype(np.int64)
         text_pos = np.empty(int(offsets[-1]), np.int64)
         strand = np.empty(int(offsets[-1]), np.int8)
-        _cpu.gather_hits(lo, hi, pos, walk_start, located, max_hits, offsets, text_pos, strand)
+        _cpu.gather_hits(starts, located, keep, max_hits, offsets, text_pos, strand)
         return BatchHits(counts=counts, offsets=offsets, text_pos=text_pos, strand=strand)
+
+    def _settled(self, codes, bounds, lo, walk, left):
+        """(query, read position, kept) of the first walk[q] rows from lo[q] of every query, in
+        query order: located, then checked against the text where the search stopped early."""
+        from seqsift.fmindex import _cpu
+
+        walk_start = np.cumsum(walk) - walk
+        total = int(walk_start[-1] + walk[-1]) if walk.size else 0
+        query_of = np.repeat(np.arange(walk.size), walk)
+        rows = np.repeat(lo - walk_start, walk) + np.arange(total)
+        located = self._locate(rows)
+        a = self.a
+        if located.size and int(located.max()) >= a.n:
+            raise InputError(self.source, "the index is inconsistent: a located position lies past the text")
+        keep = np.empty(total, np.uint8)
+        _cpu.settle(a.packed, self.gap_starts, self.gap_ends, codes, bounds, left, query_of, located, keep)
+        return query_of, located, keep
 
     def _locate(self, rows: np.ndarray) -> np.ndarray:
         from seqsift.fmindex import _cpu
