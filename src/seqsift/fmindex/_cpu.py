@@ -74,29 +74,62 @@ def _sample(blocks, samples, row):
     return np.int64(samples[np.int64(blocks[blk, 7] + popcount64(blocks[blk, 6] & _below(row & 63)))])
 
 
+def _expansions():
+    """Per packed text byte, its 4 bases as bytes (first base lowest), and the complements of
+    its bases in reverse order: what 4 read codes read forwards, or 4 reverse-strand codes read
+    backwards, must equal as one 32-bit word."""
+    byte = np.arange(256)
+    bases = [(byte >> (2 * m)) & 3 for m in range(4)]
+    forward = sum(bases[m].astype(np.uint32) << (8 * m) for m in range(4))
+    reverse = sum((3 - bases[3 - m]).astype(np.uint32) << (8 * m) for m in range(4))
+    return forward.astype(np.uint32), reverse.astype(np.uint32)
+
+
+_FORWARD4, _REVERSE4 = _expansions()
+
+
 @njit(inline="always", nogil=True, boundscheck=False)
 def _text_base(packed, t):
     return np.int64((packed[t >> 2] >> ((t & 3) * 2)) & 3)
 
 
 @njit(inline="always", nogil=True, boundscheck=False)
+def _four(codes, at):
+    return np.uint32(codes[at]) | (np.uint32(codes[at + 1]) << 8) | (np.uint32(codes[at + 2]) << 16) \
+        | (np.uint32(codes[at + 3]) << 24)
+
+
+@njit(inline="always", nogil=True, boundscheck=False)
 def _prefix_matches(packed, gap_starts, gap_ends, codes, start, length, strand, j, p):
-    """Do query bases [0, j) equal the text just before position p, inside one record?"""
+    """Do query bases [0, j) equal the text just before position p, inside one record? Whole
+    text bytes are compared 4 bases at a time."""
     if p - j < 0:
         return False
     g = np.searchsorted(gap_starts, p) - 1  # the last gap starting before p
     if g >= 0 and gap_ends[g] > p - j:
         return False
-    first = p - j
-    diff = 0  # no early exit: the loops stay simple enough to vectorize
+    t = p - j
+    last = start + length - 1
+    i = 0
+    diff = 0
+    while i < j and (t + i) & 3:  # bases before the first whole text byte
+        c = np.int64(codes[start + i]) if strand == 0 else 3 - np.int64(codes[last - i])
+        diff |= _text_base(packed, t + i) ^ c
+        i += 1
+    words = np.uint32(0)
     if strand == 0:
-        for i in range(j):
-            diff |= _text_base(packed, first + i) ^ np.int64(codes[start + i])
+        while i + 4 <= j:
+            words |= _FORWARD4[packed[(t + i) >> 2]] ^ _four(codes, start + i)
+            i += 4
     else:
-        last = start + length - 1
-        for i in range(j):
-            diff |= _text_base(packed, first + i) ^ (3 - np.int64(codes[last - i]))
-    return diff == 0
+        while i + 4 <= j:
+            words |= _REVERSE4[packed[(t + i) >> 2]] ^ _four(codes, last - i - 3)
+            i += 4
+    while i < j:  # bases after the last whole text byte
+        c = np.int64(codes[start + i]) if strand == 0 else 3 - np.int64(codes[last - i])
+        diff |= _text_base(packed, t + i) ^ c
+        i += 1
+    return diff == 0 and words == 0
 
 
 @njit(nogil=True, boundscheck=False, cache=True)
@@ -106,10 +139,10 @@ def first_kmers(codes, bounds, k, out):
     pass of its own, so the interleaved search loop below stays small."""
     for r in range(bounds.size - 1):
         start, end = bounds[r], bounds[r + 1]
-        worst = 0
-        for i in range(start, end):
-            worst = max(worst, np.int64(codes[i]))
-        if end == start or worst > 3:
+        letters = np.uint8(0)
+        for i in range(start, end):  # codes are 0-3, or 255 for another letter: an OR over bytes vectorizes
+            letters |= codes[i]
+        if end == start or letters > 3:
             out[2 * r] = -1
             out[2 * r + 1] = -1
             continue

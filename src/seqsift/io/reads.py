@@ -97,7 +97,22 @@ def _name(buf, lo, hi, name_lo, name_hi, r):
 @njit(inline="always", nogil=True)
 def _copy_bases(buf, lo, hi, fold, seq, nseq, table, codes):
     """Fold [lo, hi) into seq from nseq, and its translation through table into codes; returns
-    (new nseq, index of a bad byte or -1)."""
+    (new nseq, index of a bad byte or -1). A line of letters only (the usual case) is copied by
+    a loop without branches; one holding a space or a bad byte is redone byte by byte."""
+    odd = uint8(0)
+    for i in range(hi - lo):
+        c = fold[buf[lo + i]]
+        odd |= uint8(c < 33)  # 0 (a bad byte) or a space: every letter FOLD keeps is above '!'
+        seq[nseq + i] = c
+    if odd:
+        return _copy_slowly(buf, lo, hi, fold, seq, nseq, table, codes)
+    for i in range(hi - lo):
+        codes[nseq + i] = table[seq[nseq + i]]
+    return nseq + hi - lo, -1
+
+
+@njit(inline="always", nogil=True)
+def _copy_slowly(buf, lo, hi, fold, seq, nseq, table, codes):
     for i in range(lo, hi):
         c = fold[buf[i]]
         if c == 0:
