@@ -206,7 +206,8 @@ def parsed(path: Path) -> list[tuple[np.ndarray, np.ndarray]]:
 
 def ablation(paths: dict, runs: int) -> list[dict]:
     """In-process kernel rates with each optimization switched off in turn, the interleave width
-    swept, and the k-mer length swept (the rule for the default k)."""
+    swept, the verify shortcut's interval size swept, and the k-mer length swept (the rule for
+    the default k)."""
     rows = []
     index = FMIndex.load(DATA / "klebsiella.ssx")
     sets = {name: parsed(paths[name]) for name in ("exact", "near-miss")}
@@ -226,6 +227,13 @@ def ablation(paths: dict, runs: int) -> list[dict]:
             searcher = (big if "22" in name else index).searcher(options)
             searcher.count(*batches[0])  # compile
             rows.append({"study": "ablation", "variant": label, "reads": name,
+                         "count": kernel_rate(searcher, batches, 0, runs),
+                         "count+locate": kernel_rate(searcher, batches, 100, runs)})
+    for verify_rows in (1, 2, 4, 8):
+        label = f"{verify_rows} row{'s' if verify_rows > 1 else ''}" + (" (default)" if verify_rows == default.verify_rows else "")
+        for name, batches in list(sets.items()) + list(sets_big.items()):
+            searcher = (big if "22" in name else index).searcher(SearchOptions(verify_rows=verify_rows))
+            rows.append({"study": "verify rows", "variant": label, "reads": name,
                          "count": kernel_rate(searcher, batches, 0, runs),
                          "count+locate": kernel_rate(searcher, batches, 100, runs)})
     for width in (1, 2, 5, 10, 16, 20, 30, 40):
@@ -293,7 +301,7 @@ def markdown(result: dict) -> str:
     lines += ["", "| reads | tool | seconds | reads/s | peak MiB | reads matched |", "| --- | --- | --- | --- | --- | --- |"]
     lines += [f"| {r['reads']} | {r['tool']} | {r['seconds']:.2f} | {r['reads_per_s'] / 1e3:,.0f} k | {r['peak_mib']:.0f} | "
               f"{'' if r['matched'] is None else format(r['matched'], ',')} |" for r in result["search"]]
-    for study in ("ablation", "interleave", "kmer"):
+    for study in ("ablation", "verify rows", "interleave", "kmer"):
         rows = [r for r in result["studies"] if r["study"] == study]
         sets = list(dict.fromkeys(r["reads"] for r in rows))
         lines += ["", f"| {study} (in process, 1 thread, k reads/s: count / count+locate) | " + " | ".join(sets) + " |",
