@@ -1,0 +1,87 @@
+"""Two checkouts of seqsift's FM-index search, in rounds: is a kernel change faster, and by how
+much, on a machine whose speed drifts by 20-30% within an hour? Each round runs every set once
+per checkout, alternating, each in a fresh process, so drift hits both alike; the per-round
+ratios are what to read.
+
+    git worktree add /tmp/old <commit>
+    python benchmarks/compare_fmindex.py /tmp/old/src src --rounds 5 \\
+        --set exact bench-data/fm/klebsiella.ssx bench-data/fm/reads_exact_1000000.fq
+
+In process: FMIndex.load(index).searcher().hits(codes, bounds, 100) over the first 6 batches
+of the reads, parsed beforehand, median of 3 passes (bench_fmindex.kernel_rate's measure).
+Whole process: `seqsift search INDEX READS -t 1 -o FILE`; the two outputs must be identical.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+IN_PROCESS = """
+import json, statistics, sys, time
+from seqsift.fmindex.api import FMIndex
+from seqsift.fmindex.reference import READ_CODE
+from seqsift.io.reads import read_reads
+searcher = FMIndex.load(sys.argv[1]).searcher()
+batches = [(b.codes, b.bounds) for _, b in zip(range(6), read_reads(sys.argv[2], code_table=READ_CODE))]
+searcher.hits(*batches[0], 100)
+times = []
+for _ in range(3):
+    start = time.perf_counter()
+    for codes, bounds in batches:
+        searcher.hits(codes, bounds, 100)
+    times.append(time.perf_counter() - start)
+print(json.dumps(sum(b.size - 1 for _, b in batches) / statistics.median(times)))
+"""
+
+
+def run(src: str, argv: list[str]) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYTHONPATH=src)
+    return subprocess.run([sys.executable, *argv], env=env, capture_output=True, text=True, check=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("old", help="the src directory of the old checkout")
+    parser.add_argument("new", help="the src directory of the new checkout")
+    parser.add_argument("--set", nargs=3, action="append", metavar=("NAME", "INDEX", "READS"), required=True)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--json", type=Path, help="write every time here")
+    args = parser.parse_args()
+    trees = {"old": args.old, "new": args.new}
+    times = {(name, tree, kind): [] for name, _, _ in args.set for tree in trees for kind in ("rate", "wall")}
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, index, reads in args.set:  # compile both checkouts' kernels before timing
+            for src in trees.values():
+                run(src, ["-c", IN_PROCESS, index, reads])
+        for _ in range(args.rounds):
+            for name, index, reads in args.set:
+                for tree, src in trees.items():
+                    times[(name, tree, "rate")].append(json.loads(run(src, ["-c", IN_PROCESS, index, reads]).stdout))
+                    start = time.perf_counter()
+                    run(src, ["-m", "seqsift", "search", index, reads, "-t", "1", "-o", f"{tmp}/{tree}.tsv"])
+                    times[(name, tree, "wall")].append(time.perf_counter() - start)
+                if Path(f"{tmp}/old.tsv").read_bytes() != Path(f"{tmp}/new.tsv").read_bytes():
+                    raise SystemExit(f"{name}: the two checkouts wrote different results")
+    print("| set | in process, old | in process, new | new/old per round | whole process, old | whole process, new "
+          "| old/new per round |\n| --- | ---: | ---: | --- | ---: | ---: | --- |")
+    for name, _, _ in args.set:
+        rate = [times[(name, t, "rate")] for t in trees]
+        wall = [times[(name, t, "wall")] for t in trees]
+        print(f"| {name} | {statistics.median(rate[0]) / 1e3:,.0f} k reads/s | {statistics.median(rate[1]) / 1e3:,.0f} k | "
+              + ", ".join(f"{n / o:.2f}" for o, n in zip(*rate))
+              + f" | {statistics.median(wall[0]):.2f} s | {statistics.median(wall[1]):.2f} s | "
+              + ", ".join(f"{o / n:.2f}" for o, n in zip(*wall)) + " |")
+    if args.json:
+        args.json.write_text(json.dumps({" / ".join(k): v for k, v in times.items()}, indent=1))
+
+
+if __name__ == "__main__":
+    main()
