@@ -90,45 +90,48 @@ _FORWARD4, _REVERSE4 = _expansions()
 
 @njit(inline="always", nogil=True, boundscheck=False)
 def _text_base(packed, t):
-    return np.int64((packed[t >> 2] >> ((t & 3) * 2)) & 3)
+    return np.int64((packed[t >> uint64(2)] >> ((t & uint64(3)) * uint64(2))) & uint64(3))
 
 
 @njit(inline="always", nogil=True, boundscheck=False)
-def _four(codes, at):
-    return np.uint32(codes[at]) | (np.uint32(codes[at + 1]) << 8) | (np.uint32(codes[at + 2]) << 16) \
-        | (np.uint32(codes[at + 3]) << 24)
+def _four(read, at):
+    return np.uint32(read[at]) | (np.uint32(read[at + uint64(1)]) << 8) | (np.uint32(read[at + uint64(2)]) << 16) \
+        | (np.uint32(read[at + uint64(3)]) << 24)
 
 
 @njit(inline="always", nogil=True, boundscheck=False)
 def _prefix_matches(packed, gap_starts, gap_ends, codes, start, length, strand, j, p):
     """Do query bases [0, j) equal the text just before position p, inside one record? Whole
-    text bytes are compared 4 bases at a time."""
+    text bytes are compared 4 bases at a time. Indexes are unsigned: Numba adds negative-index
+    code to every signed one."""
     if p - j < 0:
         return False
     g = np.searchsorted(gap_starts, p) - 1  # the last gap starting before p
     if g >= 0 and gap_ends[g] > p - j:
         return False
-    t = p - j
-    last = start + length - 1
-    i = 0
+    read = codes[start:start + length]
+    t = uint64(p - j)
+    last = uint64(length - 1)
+    uj = uint64(j)
+    i = uint64(0)
     diff = 0
-    while i < j and (t + i) & 3:  # bases before the first whole text byte
-        c = np.int64(codes[start + i]) if strand == 0 else 3 - np.int64(codes[last - i])
+    while i < uj and (t + i) & uint64(3):  # bases before the first whole text byte
+        c = np.int64(read[i]) if strand == 0 else 3 - np.int64(read[last - i])
         diff |= _text_base(packed, t + i) ^ c
-        i += 1
+        i += uint64(1)
     words = np.uint32(0)
     if strand == 0:
-        while i + 4 <= j:
-            words |= _FORWARD4[packed[(t + i) >> 2]] ^ _four(codes, start + i)
-            i += 4
+        while i + uint64(4) <= uj:
+            words |= _FORWARD4[packed[(t + i) >> uint64(2)]] ^ _four(read, i)
+            i += uint64(4)
     else:
-        while i + 4 <= j:
-            words |= _REVERSE4[packed[(t + i) >> 2]] ^ _four(codes, last - i - 3)
-            i += 4
-    while i < j:  # bases after the last whole text byte
-        c = np.int64(codes[start + i]) if strand == 0 else 3 - np.int64(codes[last - i])
+        while i + uint64(4) <= uj:
+            words |= _REVERSE4[packed[(t + i) >> uint64(2)]] ^ _four(read, last - i - uint64(3))
+            i += uint64(4)
+    while i < uj:  # bases after the last whole text byte
+        c = np.int64(read[i]) if strand == 0 else 3 - np.int64(read[last - i])
         diff |= _text_base(packed, t + i) ^ c
-        i += 1
+        i += uint64(1)
     return diff == 0 and words == 0
 
 
@@ -139,9 +142,10 @@ def first_kmers(codes, bounds, k, out):
     pass of its own, so the interleaved search loop below stays small."""
     for r in range(bounds.size - 1):
         start, end = bounds[r], bounds[r + 1]
+        read = codes[start:end]  # a view: indexes from 0 carry no negative-index code, so the OR vectorizes
         letters = np.uint8(0)
-        for i in range(start, end):  # codes are 0-3, or 255 for another letter: an OR over bytes vectorizes
-            letters |= codes[i]
+        for i in range(read.size):  # codes are 0-3, or 255 for another letter
+            letters |= read[i]
         if end == start or letters > 3:
             out[2 * r] = -1
             out[2 * r + 1] = -1

@@ -98,16 +98,21 @@ def _name(buf, lo, hi, name_lo, name_hi, r):
 def _copy_bases(buf, lo, hi, fold, seq, nseq, table, codes):
     """Fold [lo, hi) into seq from nseq, and its translation through table into codes; returns
     (new nseq, index of a bad byte or -1). A line of letters only (the usual case) is copied by
-    a loop without branches; one holding a space or a bad byte is redone byte by byte."""
+    loops without branches, over views indexed from 0 (Numba adds negative-index code to other
+    signed indexes, which keeps loops from vectorizing); a line holding a space or a bad byte is
+    redone byte by byte."""
+    line = buf[lo:hi]
+    out = seq[nseq:nseq + (hi - lo)]
     odd = uint8(0)
-    for i in range(hi - lo):
-        c = fold[buf[lo + i]]
+    for i in range(line.size):
+        c = fold[line[i]]
         odd |= uint8(c < 33)  # 0 (a bad byte) or a space: every letter FOLD keeps is above '!'
-        seq[nseq + i] = c
+        out[i] = c
     if odd:
         return _copy_slowly(buf, lo, hi, fold, seq, nseq, table, codes)
-    for i in range(hi - lo):
-        codes[nseq + i] = table[seq[nseq + i]]
+    translated = codes[nseq:nseq + (hi - lo)]
+    for i in range(out.size):
+        translated[i] = table[out[i]]
     return nseq + hi - lo, -1
 
 
