@@ -30,7 +30,7 @@ WORDS = 8
 NARROW = (1 << 32) - 1  # texts up to this many symbols keep 32-bit samples and k-mer rows
 MAX_TEXT = 1 << 40  # beyond NARROW: 64-bit samples and rows; each base's count must stay below 2^32
 MAX_KMER = 14  # 4^14 intervals are 2 GiB of table
-KMER_CAP = 9  # the default never exceeds 2 MiB of table: beside the rank blocks it must stay in cache (docs/benchmarks.md)
+KMER_CAP = 12  # the default never exceeds 128 MiB of table (docs/benchmarks.md: k=10-12 beat k=9 since the search is compute-bound)
 
 
 @dataclass(frozen=True)
@@ -47,9 +47,9 @@ class IndexArrays:
 
 
 def default_kmer(n: int) -> int:
-    """The k-mer table length for a text of n symbols: the largest k with 4^k <= n / 4 (a longer
-    table mostly holds empty intervals), capped at KMER_CAP so the table (8 * 4^k bytes) stays
-    in cache."""
+    """The k-mer table length for a text of n symbols: the largest k with 4^k <= n / 4, so the
+    table (8 * 4^k bytes) is at most 2 bytes a base, capped at KMER_CAP for large genomes. Each
+    base the table covers is a search step saved, and the one lookup a search makes costs less."""
     return max(1, min(KMER_CAP, int(math.log(max(n, 16) / 4, 4))))
 
 
