@@ -90,6 +90,11 @@ def diverged_copies(tmp_path, rng):
     return path, records
 
 
+def test_verify_rows_below_one_is_refused(diverged_copies):
+    with pytest.raises(ValueError, match="verify_rows 0"):
+        FMIndex.build(diverged_copies[0], kmer=3).searcher(SearchOptions(verify_rows=0))
+
+
 @pytest.mark.parametrize("verify_rows", [1, 2, 4, 8])
 @pytest.mark.parametrize("sa_sample", [8, 32])
 def test_verify_shortcut_on_repeats_matches_the_oracle(diverged_copies, rng, verify_rows, sa_sample):

@@ -13,7 +13,7 @@ mispredictions than in memory: docs/benchmarks.md):
            stopped early.
 
 Shortcuts once an interval is small (hi-lo=1, section 4.2.2):
-  SHORTCUT_NONE   two ranks per step, as before
+  SHORTCUT_NONE   two ranks per step to the end
   SHORTCUT_RANK   one rank per step once hi-lo=1: the row survives only if its BWT symbol is the base
   SHORTCUT_VERIFY once the interval holds at most `verify_rows` rows (1: the seed's hi-lo=1),
                   the search stops; locate then finds each row's text position (at most
@@ -177,8 +177,6 @@ def search(blocks, C, n, table, k, codes, bounds, kmers, width, shortcut, verify
     hi_of = np.zeros(width, np.int64)
     steps_of = np.zeros(width, np.int64)
     at_of = np.zeros(width, np.int64)  # index in codes of the query's next base
-    dir_of = np.zeros(width, np.int64)  # -1 forward strand (read backwards), +1 reverse complement
-    flip_of = np.zeros(width, np.int64)  # 0, or 3 to complement
     small = verify_rows if shortcut == SHORTCUT_VERIFY else 0
     stop_from = max(1, sa_sample >> 1)  # a verify walks up to sa_sample - 1 steps: stop only before that many bases
     next_q = 0
@@ -187,8 +185,9 @@ def search(blocks, C, n, table, k, codes, bounds, kmers, width, shortcut, verify
         for s in range(width):
             if state[s] == _SEARCH:
                 lo, hi, j = lo_of[s], hi_of[s], j_of[s]
-                b = np.int64(codes[at_of[s]]) ^ flip_of[s]
-                at_of[s] += dir_of[s]
+                strand = q_of[s] & 1  # the reverse complement reads its codes forwards, complemented
+                b = np.int64(codes[at_of[s]]) ^ (3 * strand)
+                at_of[s] += 2 * strand - 1
                 if shortcut == SHORTCUT_RANK and hi - lo == 1:
                     blk = lo >> 6
                     if (blocks[blk, 2 + b] >> uint64(lo & 63)) & uint64(1):
@@ -231,10 +230,7 @@ def search(blocks, C, n, table, k, codes, bounds, kmers, width, shortcut, verify
                 else:
                     state[s] = _SEARCH
                     lo_of[s], hi_of[s], j_of[s], steps_of[s] = lo, hi, j, 0
-                    if q & 1:
-                        at_of[s], dir_of[s], flip_of[s] = bounds[r] + length - j, 1, 3
-                    else:
-                        at_of[s], dir_of[s], flip_of[s] = bounds[r] + j - 1, -1, 0
+                    at_of[s] = bounds[r] + length - j if q & 1 else bounds[r] + j - 1
                     _touch(base, lo)
                     _touch(base, hi)
             else:  # take the next valid query; its table entry is fetched ahead
