@@ -206,8 +206,8 @@ def parsed(path: Path) -> list[tuple[np.ndarray, np.ndarray]]:
 
 def ablation(paths: dict, runs: int) -> list[dict]:
     """In-process kernel rates with each optimization switched off in turn, the interleave width
-    swept, the verify shortcut's interval size swept, and the k-mer length swept (the rule for
-    the default k)."""
+    swept, the verify shortcut's interval size swept, the SA sample rate swept (the locate's
+    cost against the index's size), and the k-mer length swept (the rule for the default k)."""
     rows = []
     index = FMIndex.load(DATA / "klebsiella.ssx")
     sets = {name: parsed(paths[name]) for name in ("exact", "near-miss")}
@@ -242,15 +242,21 @@ def ablation(paths: dict, runs: int) -> list[dict]:
             rows.append({"study": "interleave", "variant": f"width {width}", "reads": name,
                          "count": kernel_rate(searcher, batches, 0, runs),
                          "count+locate": kernel_rate(searcher, batches, 100, runs)})
-    for k in (0, 6, 8, 10, 11, 12):
+
+    def rebuilt(study, label, **build):  # both references built with other settings
         for ref, name in ((paths["genome"], "exact"), (paths["big"], "exact, 22 Mbp")):
-            built = FMIndex.build(ref, kmer=k)
+            built = FMIndex.build(ref, **build)
             batches = sets.get(name) or sets_big[name]
             searcher = built.searcher()
             searcher.count(*batches[0])
-            rows.append({"study": "kmer", "variant": f"k={k} ({built.arrays.kmer_table.nbytes / 2**20:.2f} MiB)",
-                         "reads": name, "count": kernel_rate(searcher, batches, 0, runs),
+            rows.append({"study": study, "variant": label(built.arrays), "reads": name,
+                         "count": kernel_rate(searcher, batches, 0, runs),
                          "count+locate": kernel_rate(searcher, batches, 100, runs)})
+
+    for s in (8, 16, 32):  # denser samples: fewer LF steps a located row, a larger index
+        rebuilt("SA sample", lambda a: f"--sa-sample {s} (samples {a.samples.nbytes / 2**20:.1f} MiB)", sa_sample=s)
+    for k in (0, 6, 8, 10, 11, 12):
+        rebuilt("kmer", lambda a: f"k={k} ({a.kmer_table.nbytes / 2**20:.2f} MiB)", kmer=k)
     return rows
 
 
@@ -301,7 +307,7 @@ def markdown(result: dict) -> str:
     lines += ["", "| reads | tool | seconds | reads/s | peak MiB | reads matched |", "| --- | --- | --- | --- | --- | --- |"]
     lines += [f"| {r['reads']} | {r['tool']} | {r['seconds']:.2f} | {r['reads_per_s'] / 1e3:,.0f} k | {r['peak_mib']:.0f} | "
               f"{'' if r['matched'] is None else format(r['matched'], ',')} |" for r in result["search"]]
-    for study in ("ablation", "verify rows", "interleave", "kmer"):
+    for study in ("ablation", "verify rows", "interleave", "SA sample", "kmer"):
         rows = [r for r in result["studies"] if r["study"] == study]
         sets = list(dict.fromkeys(r["reads"] for r in rows))
         lines += ["", f"| {study} (in process, 1 thread, k reads/s: count / count+locate) | " + " | ".join(sets) + " |",

@@ -69,9 +69,15 @@ def _lf(blocks, C, r):
 
 
 @njit(inline="always", nogil=True, boundscheck=False)
-def _sample(blocks, samples, row):
+def _sample_index(blocks, row):
+    """Index in samples of marked row `row`."""
     blk = row >> 6
-    return np.int64(samples[np.int64(blocks[blk, 7] + popcount64(blocks[blk, 6] & _below(row & 63)))])
+    return np.int64(blocks[blk, 7] + popcount64(blocks[blk, 6] & _below(row & 63)))
+
+
+@njit(inline="always", nogil=True, boundscheck=False)
+def _touch_sample(samples, i):
+    prefetch(uint64(samples.ctypes.data) + uint64(i) * uint64(samples.itemsize))
 
 
 def _expansions():
@@ -254,16 +260,23 @@ def search(blocks, C, n, table, k, codes, bounds, kmers, width, shortcut, verify
 
 @njit(nogil=True, boundscheck=False, cache=True)
 def locate(blocks, C, samples, sa_sample, rows, width, out):
-    """Text position of each row into out, `width` LF walks in lockstep. Returns -1 if a walk
-    ran past sa_sample steps (a corrupt index), else 0."""
+    """Text position of each row into out, `width` LF walks in lockstep. A walk that reaches a
+    mark fetches its sample ahead and reads it on its next turn, so that miss overlaps too.
+    Returns -1 if a walk ran past sa_sample steps (a corrupt index), else 0."""
     base = uint64(blocks.ctypes.data)
     slot_k = np.full(width, -1, np.int64)
     row_of = np.zeros(width, np.int64)
     steps_of = np.zeros(width, np.int64)
+    sample_of = np.full(width, -1, np.int64)  # >= 0: the walk ended, its sample is on its way
     next_k = 0
     active = 0
     while True:
         for s in range(width):
+            if sample_of[s] >= 0:  # the walk's result, then the slot takes the next row at once
+                out[slot_k[s]] = np.int64(samples[sample_of[s]]) + steps_of[s]
+                sample_of[s] = -1
+                slot_k[s] = -1
+                active -= 1
             if slot_k[s] < 0:
                 if next_k >= rows.size:
                     continue
@@ -282,9 +295,8 @@ def locate(blocks, C, samples, sa_sample, rows, width, out):
                 steps_of[s] += 1
                 _touch(base, row)
             else:
-                out[slot_k[s]] = _sample(blocks, samples, row_of[s]) + steps_of[s]
-                slot_k[s] = -1
-                active -= 1
+                sample_of[s] = _sample_index(blocks, row_of[s])
+                _touch_sample(samples, sample_of[s])
         if active == 0 and next_k >= rows.size:
             return 0
 
