@@ -254,7 +254,7 @@ def ablation(paths: dict, runs: int) -> list[dict]:
                          "count+locate": kernel_rate(searcher, batches, 100, runs)})
 
     for s in (8, 16, 32):  # denser samples: fewer LF steps a located row, a larger index
-        rebuilt("SA sample", lambda a: f"--sa-sample {s} (samples {a.samples.nbytes / 2**20:.1f} MiB)", sa_sample=s)
+        rebuilt("SA sample", lambda a: f"--sa-sample {s} ({a.samples.itemsize} bytes every {s} bases)", sa_sample=s)
     for k in (0, 6, 8, 10, 11, 12):
         rebuilt("kmer", lambda a: f"k={k} ({a.kmer_table.nbytes / 2**20:.2f} MiB)", kmer=k)
     return rows
