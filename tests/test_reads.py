@@ -138,3 +138,21 @@ def test_fuzzed_files_parse_as_the_general_reader(tmp_path, monkeypatch, records
     path = tmp_path / "fuzz.txt"
     path.write_bytes(text.encode())
     assert parsed(path, batch) == parsed(path, batch, "blocks") == parsed(path, batch, "located blocks") == reference(path)
+
+
+def test_batches_kept_by_the_caller_stay_intact(tmp_path, monkeypatch, rng):
+    """Batches live in reused buffers: one the caller keeps must never be overwritten by the
+    ones read after it, whether the caller keeps a few or more than the pool holds."""
+    monkeypatch.setattr(reads_module, "BLOCK", 4096)
+    path = tmp_path / "many.fq"
+    seqs = ["".join(rng.choice(list("ACGTN"), int(rng.integers(1, 120)))) for _ in range(3000)]
+    path.write_text("".join(f"@r{i}\n{s}\n+\n{'I' * len(s)}\n" for i, s in enumerate(seqs)))
+    kept, snapshots = [], []
+    for n, batch in enumerate(read_reads(path, 50)):
+        snapshots.append((batch.raw.tobytes(), batch.seq.tobytes(), batch.codes.tobytes()))
+        if n % 3 == 0 or n > 40:  # some dropped at once (their buffers reused), the rest kept
+            kept.append((n, batch))
+    assert len(kept) > 16 + 10
+    for n, batch in kept:
+        assert (batch.raw.tobytes(), batch.seq.tobytes(), batch.codes.tobytes()) == snapshots[n]
+    assert b"".join(s[1] for s in snapshots) == "".join(seqs).encode()

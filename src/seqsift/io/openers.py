@@ -83,3 +83,11 @@ def read_or_raise(stream: BinaryIO, size: int, path: str, line: int = 0) -> byte
         return stream.read(size)
     except DECOMPRESSION_ERRORS as exc:
         raise FormatError(display_name(path), line, f"cannot read or decompress: {exc}") from None
+
+
+def readinto_or_raise(stream: BinaryIO, view, path: str, line: int = 0) -> int:
+    """stream.readinto(view), with read_or_raise's errors."""
+    try:
+        return stream.readinto(view)
+    except DECOMPRESSION_ERRORS as exc:
+        raise FormatError(display_name(path), line, f"cannot read or decompress: {exc}") from None

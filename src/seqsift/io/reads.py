@@ -18,7 +18,8 @@ from numba import njit, uint8, uint64
 from seqsift.errors import FormatError, InputError
 from seqsift.intrinsics import cttz64, eq_mask32
 from seqsift.io.fastx import FOLD
-from seqsift.io.openers import STDIN, display_name, open_decompressed, read_or_raise, sniff_compression
+from seqsift.io.openers import STDIN, display_name, open_decompressed, readinto_or_raise, sniff_compression
+from seqsift.io.recycled import Buffers
 
 BLOCK = 16 << 20
 _FOLD = np.frombuffer(FOLD, np.uint8)
@@ -281,11 +282,15 @@ def _is_plain(source) -> bool:
         return False
 
 
-def _parse_batch(data, final, fastq, batch_reads, copy, table, path, line, index):
-    """(ReadBatch or None when no record is complete, bytes used, lines used) of data's start."""
+def _parse_batch(data, final, fastq, batch_reads, copy, table, path, line, index, buffers: Buffers | None = None):
+    """(ReadBatch or None when no record is complete, bytes used, lines used) of data's start;
+    the bases go to buffers' memory when given."""
     cap = min(batch_reads, data.size // 2 + 1)
     size = data.size if copy else 0
-    seq, codes = np.empty(size, np.uint8), np.empty(size, np.uint8)
+    if buffers is None or not copy:
+        seq, codes = np.empty(size, np.uint8), np.empty(size, np.uint8)
+    else:
+        seq, codes = buffers.get(size), buffers.get(size)
     bounds = np.zeros(cap + 1, np.int64)
     name_lo, name_hi, qual_lo = (np.empty(cap, np.int64) for _ in range(3))
     reads, used, lines, err, err_line, byte = _parse(data, final, fastq, cap, copy, _FOLD, table, seq, codes,
@@ -301,24 +306,24 @@ def _parse_batch(data, final, fastq, batch_reads, copy, table, path, line, index
 
 def _framed(source, batch_reads: int, copy: bool, table: np.ndarray):
     """(ReadBatch when copy else the raw records, fastq, first line, first read) per batch of
-    complete records, streaming the file in BLOCK reads."""
+    complete records, streaming the file BLOCK bytes at a time into reused buffers."""
     path = display_name(source)
     stream = open_decompressed(source)
+    buffers = Buffers(2 * BLOCK + (1 << 20))  # a batch never holds more than twice BLOCK but for an overlong record
     try:
-        data = np.frombuffer(read_or_raise(stream, BLOCK, path, 1), np.uint8)
+        data, final = _extended(stream, np.empty(0, np.uint8), buffers, path, 1)
         head = data[: 1 << 16].tobytes().lstrip()[:1]
         if not head:
             return
         if head not in (b">", b"@"):
             raise FormatError(path, 1, "not FASTA or FASTQ: the first character is neither '>' nor '@'")
         fastq = head == b"@"
-        line, index, final = 1, 0, False
+        line, index = 1, 0
         while True:
             if not final and data.size < BLOCK:
-                more = read_or_raise(stream, BLOCK, path, line)
-                final = not more
-                data = np.concatenate((data, np.frombuffer(more, np.uint8))) if more else data
-            batch, used, lines = _parse_batch(data, final, fastq, batch_reads, copy, table, path, line, index)
+                data, final = _extended(stream, data, buffers, path, line)
+            batch, used, lines = _parse_batch(data, final, fastq, batch_reads, copy, table, path, line, index,
+                                              buffers)
             if batch is not None:
                 yield (batch if copy else data[:used]), fastq, line, index
                 index += len(batch)
@@ -327,12 +332,25 @@ def _framed(source, batch_reads: int, copy: bool, table: np.ndarray):
             elif final:
                 return
             elif data.size >= BLOCK:  # one record longer than the buffer: read on
-                more = read_or_raise(stream, BLOCK, path, line)
-                final = not more
-                data = np.concatenate((data, np.frombuffer(more, np.uint8)))
+                data, final = _extended(stream, data, buffers, path, line)
     finally:
         if str(source) != STDIN:  # never close the process's stdin
             stream.close()
+
+
+def _extended(stream, rest: np.ndarray, buffers: Buffers, path: str, line: int) -> tuple[np.ndarray, bool]:
+    """(rest followed by up to BLOCK more bytes of the stream, whether the stream has ended),
+    read straight into one buffer."""
+    data = buffers.get(rest.size + BLOCK)
+    data[: rest.size] = rest
+    view = memoryview(data)
+    got = rest.size
+    while got < data.size:
+        n = readinto_or_raise(stream, view[got:], path, line)
+        if not n:
+            return data[:got], True
+        got += n
+    return data, False
 
 
 def _message(err: int, byte: int) -> str:
