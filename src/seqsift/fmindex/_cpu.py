@@ -347,15 +347,18 @@ def gather_hits(starts, located, keep, max_hits, offsets, text_pos, strand):
     """Per read, its kept hits from both strands (query q's are located[starts[q]:starts[q+1]])
     sorted by position then strand, the first max_hits of them into text_pos/strand at
     offsets[r]. offsets must hold the listed counts' running sum."""
+    longest = 0
+    for r in range(offsets.size - 1):
+        longest = max(longest, starts[2 * r + 2] - starts[2 * r])
+    scratch = np.empty(longest, np.int64)  # one allocation, not one a read
     for r in range(offsets.size - 1):
         first, last = starts[2 * r], starts[2 * r + 2]
-        keys = np.empty(last - first, np.int64)
         k = 0
         for i in range(first, last):
             if keep[i]:
-                keys[k] = located[i] * 2 + (i >= starts[2 * r + 1])
+                scratch[k] = located[i] * 2 + (i >= starts[2 * r + 1])
                 k += 1
-        keys = keys[:k]
+        keys = scratch[:k]
         if k > 1:
             keys.sort()
         at = offsets[r]
