@@ -118,7 +118,7 @@ def test_verify_shortcut_on_repeats_matches_the_oracle(diverged_copies, rng, ver
     assert np.all(hi[stopped] - lo[stopped] <= verify_rows) and np.any(stopped)
     if verify_rows > 1:  # intervals of several rows were stopped too
         assert np.any(stopped & (hi - lo > 1))
-    query_of, _, keep = searcher._settled(codes, bounds, lo, np.where(stopped, hi - lo, 0), left)
+    query_of, _, keep, _ = searcher._settled(codes, bounds, lo, np.where(stopped, hi - lo, 0), left)
     assert np.any(keep == 0) and np.any(keep == 1)  # some stopped rows failed the text check, some passed
     want = [naive.dna_hits(records, r) for r in reads]
     got = searcher.hits(codes, bounds, max_hits=10)

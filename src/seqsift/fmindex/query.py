@@ -74,7 +74,7 @@ class Searcher:
         stopped are located and checked."""
         lo, hi, left = self.intervals(codes, bounds)
         sizes = hi - lo
-        query_of, located, keep = self._settled(codes, bounds, lo, np.where(left > 0, sizes, 0), left)
+        query_of, located, keep, _ = self._settled(codes, bounds, lo, np.where(left > 0, sizes, 0), left)
         per_query = np.where(left > 0, 0, sizes) + np.bincount(query_of, keep, sizes.size).astype(np.int64)
         return per_query[0::2] + per_query[1::2]
 
@@ -90,10 +90,9 @@ class Searcher:
                              strand=empty.astype(np.int8))
         lo, hi, left = self.intervals(codes, bounds)
         sizes = hi - lo
-        query_of, located, keep = self._settled(codes, bounds, lo, sizes, left)
+        query_of, located, keep, starts = self._settled(codes, bounds, lo, sizes, left)
         per_query = np.bincount(query_of, keep, sizes.size).astype(np.int64)
         counts = per_query[0::2] + per_query[1::2]
-        starts = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
         offsets = np.concatenate(([0], np.cumsum(np.minimum(counts, max_hits)))).astype(np.int64)
         text_pos = np.empty(int(offsets[-1]), np.int64)
         strand = np.empty(int(offsets[-1]), np.int8)
@@ -101,21 +100,23 @@ class Searcher:
         return BatchHits(counts=counts, offsets=offsets, text_pos=text_pos, strand=strand)
 
     def _settled(self, codes, bounds, lo, walk, left):
-        """(query, read position, kept) of the first walk[q] rows from lo[q] of every query, in
-        query order: located, then checked against the text where the search stopped early."""
+        """(query, read position, kept, starts) of the first walk[q] rows from lo[q] of every
+        query, in query order: located, then checked against the text where the search stopped
+        early; query q's rows are [starts[q], starts[q + 1])."""
         from seqsift.fmindex import _cpu
 
-        walk_start = np.cumsum(walk) - walk
-        total = int(walk_start[-1] + walk[-1]) if walk.size else 0
+        starts = np.zeros(walk.size + 1, np.int64)
+        np.cumsum(walk, out=starts[1:])
+        total = int(starts[-1])
         query_of = np.repeat(np.arange(walk.size), walk)
-        rows = np.repeat(lo - walk_start, walk) + np.arange(total)
+        rows = np.repeat(lo - starts[:-1], walk) + np.arange(total)
         located = self._locate(rows)
         a = self.a
         if located.size and int(located.max()) >= a.n:
             raise InputError(self.source, "the index is inconsistent: a located position lies past the text")
         keep = np.empty(total, np.uint8)
         _cpu.settle(a.packed, self.gap_starts, self.gap_ends, codes, bounds, left, query_of, located, keep)
-        return query_of, located, keep
+        return query_of, located, keep, starts
 
     def _locate(self, rows: np.ndarray) -> np.ndarray:
         from seqsift.fmindex import _cpu

@@ -7,6 +7,7 @@ named .fa still reads and a plain file named .gz is not misread.
 from __future__ import annotations
 
 import bz2
+import contextlib
 import gzip
 import io
 import lzma
@@ -79,15 +80,19 @@ def open_decompressed(path: str | os.PathLike) -> BinaryIO:
 
 def read_or_raise(stream: BinaryIO, size: int, path: str, line: int = 0) -> bytes:
     """stream.read(size), turning a decompression failure into a FormatError naming the file."""
-    try:
+    with _decompression_errors(path, line):
         return stream.read(size)
-    except DECOMPRESSION_ERRORS as exc:
-        raise FormatError(display_name(path), line, f"cannot read or decompress: {exc}") from None
 
 
 def readinto_or_raise(stream: BinaryIO, view, path: str, line: int = 0) -> int:
     """stream.readinto(view), with read_or_raise's errors."""
-    try:
+    with _decompression_errors(path, line):
         return stream.readinto(view)
+
+
+@contextlib.contextmanager
+def _decompression_errors(path: str, line: int):
+    try:
+        yield
     except DECOMPRESSION_ERRORS as exc:
         raise FormatError(display_name(path), line, f"cannot read or decompress: {exc}") from None
