@@ -96,12 +96,12 @@ def test_verify_rows_below_one_is_refused(diverged_copies):
 
 
 @pytest.mark.parametrize("verify_rows", [1, 2, 4, 8])
-@pytest.mark.parametrize("sa_sample", [8, 32])
-def test_verify_shortcut_on_repeats_matches_the_oracle(diverged_copies, rng, verify_rows, sa_sample):
+@pytest.mark.parametrize("sa_sample,repeat_sample", [(8, 8), (32, 0), (32, 8)])
+def test_verify_shortcut_on_repeats_matches_the_oracle(diverged_copies, rng, verify_rows, sa_sample, repeat_sample):
     """Reads from diverged copies, exact and with one base changed: the verify shortcut locates
     and checks intervals of up to verify_rows rows, some of whose rows fail the check."""
     path, records = diverged_copies
-    index = FMIndex.build(path, sa_sample=sa_sample, kmer=5)
+    index = FMIndex.build(path, sa_sample=sa_sample, repeat_sample=repeat_sample, kmer=5)
     reads = []
     for _ in range(300):
         name, seq = records[int(rng.integers(0, 4))]
@@ -134,6 +134,36 @@ def test_locate_needs_at_most_sa_sample_minus_one_steps(random_reference, sa_sam
     a = index.arrays
     hist = _cpu.locate_steps_histogram(a.blocks, a.C, a.n)
     assert hist.sum() == a.n and np.flatnonzero(hist).max() <= sa_sample - 1
+
+
+@pytest.mark.parametrize("sa_sample,repeat_sample", [(32, 8), (16, 3), (5, 1)])
+def test_repeats_are_sampled_at_every_repeat_sample_position(diverged_copies, sa_sample, repeat_sample):
+    """The samples are exactly the positions the rule names, found by brute force: multiples of
+    sa_sample, boundaries, and multiples of repeat_sample whose next window bases occur twice."""
+    from seqsift.fmindex.build import repeat_window
+
+    path, records = diverged_copies
+    a = FMIndex.build(path, sa_sample=sa_sample, repeat_sample=repeat_sample).arrays
+    text = "#".join(s for _, s in records) + "$"
+    w = repeat_window(len(text))
+    assert (a.repeat_sample, a.repeat_window) == (repeat_sample, w)
+    want = {p for p in range(len(text)) if p % sa_sample == 0 or text[p - 1] == "#"}  # p = 0: '$' precedes it
+    for p in range(0, len(text), repeat_sample):
+        window = text[p : p + w]
+        if len(window) == w and "#" not in window and "$" not in window and text.find(window, text.find(window) + 1) >= 0:
+            want.add(p)
+    assert sorted(int(x) for x in a.samples) == sorted(want)
+
+
+def test_repeat_samples_shorten_the_walks(diverged_copies):
+    path, _ = diverged_copies
+    steps = {}
+    for repeat_sample in (0, 4):
+        a = FMIndex.build(path, sa_sample=32, repeat_sample=repeat_sample).arrays
+        hist = _cpu.locate_steps_histogram(a.blocks, a.C, a.n)
+        assert np.flatnonzero(hist).max() <= 31
+        steps[repeat_sample] = (hist * np.arange(hist.size)).sum() / hist.sum()
+    assert steps[4] < steps[0] / 2
 
 
 def test_real_genome_and_reads():

@@ -162,10 +162,11 @@ def test_check_reports_a_wrong_position(tmp_path, capsys):
 
 
 def test_stats_reports_index_and_searches(tmp_path, reference, rng, capsys):
-    ssx = index_of(tmp_path, reference, "--sa-sample", "8")
+    ssx = index_of(tmp_path, reference, "--sa-sample", "8", "--repeat-sample", "2")
     reads = reads_file(tmp_path, some_reads(reference[1], rng, 30))
     assert main(["stats", str(ssx), str(reads)]) == 0
     out = capsys.readouterr().out
+    assert "1 in 8 text positions, and 1 in 2 inside repeats (windows of 10 bases" in out
     assert "max 7 (bound 7)" in out or "max 6 (bound 7)" in out
     assert "reached hi-lo=1" in out and "30 reads" not in out and "33 reads" in out
 
@@ -223,6 +224,8 @@ def test_unwritable_output_and_missing_files(tmp_path, reference, capsys):
     assert main(["search", str(tmp_path / "missing.ssx"), str(reads)]) == 2
     assert "missing" in capsys.readouterr().err
     assert main(["search", str(ssx), str(reads), "--max-hits", "-1"]) == 2
+    assert main(["index", str(reference[0]), "-o", str(tmp_path / "x.ssx"), "--repeat-sample", "-1"]) == 2
+    assert "--repeat-sample -1" in capsys.readouterr().err and not (tmp_path / "x.ssx").exists()
 
 
 def test_empty_and_over_long_reads_count_zero(tmp_path, reference, capsys):

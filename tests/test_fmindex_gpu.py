@@ -24,7 +24,7 @@ def small_reference(tmp_path, rng):
 @pytest.mark.parametrize("kmer_table,wide", [(True, False), (False, False), (True, True)])
 def test_gpu_hits_equal_cpu_and_oracle(small_reference, rng, kmer_table, wide):
     path, records = small_reference
-    index = FMIndex.build(path, sa_sample=4, kmer=3, wide=wide)
+    index = FMIndex.build(path, sa_sample=8, repeat_sample=2, kmer=3, wide=wide)
     seq = records[0][1]
     reads = [seq[10:40], naive.reverse_complement(seq[200:230]), seq[5:9], "ACGTN", "", "A", seq[:50],
              "".join(rng.choice(list("ACGT"), 20)), seq[95:105]]

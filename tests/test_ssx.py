@@ -47,7 +47,20 @@ def test_round_trip_answers_the_same(tmp_path, good):
     built = FMIndex.build(shared_file("lambda_virus.fa.gz"), kmer=5)
     reads = ["GAATTC", "GGATCC", "ACGTTT", "GGGCGGCGACCTCGCGGG"]
     assert loaded.locate(reads) == built.locate(reads)
-    assert loaded.arrays.kmer == 5 and loaded.arrays.sa_sample == 32
+    assert (loaded.arrays.kmer, loaded.arrays.sa_sample, loaded.arrays.repeat_sample) == (5, 32, 8)
+    assert loaded.arrays.repeat_window == 12
+
+
+def test_an_index_without_repeat_sampling_keys_loads(tmp_path, good):
+    """Indexes written before repeat sampling: their marks are all multiples of sa_sample."""
+    header, _ = parts(good)
+    del header["repeat_sample"], header["repeat_window"]
+    (tmp_path / "old.ssx").write_bytes(rewrite_header(good, header))
+    (tmp_path / "new.ssx").write_bytes(good)
+    old, new = FMIndex.load(tmp_path / "old.ssx"), FMIndex.load(tmp_path / "new.ssx")
+    assert (old.arrays.repeat_sample, old.arrays.repeat_window) == (0, 0)
+    reads = ["GAATTC", "GGATCC", "GGGCGGCGACCTCGCGGG"]
+    assert old.locate(reads) == new.locate(reads) and any(old.locate(reads))
 
 
 def damaged(good):
@@ -74,9 +87,12 @@ def damaged(good):
     h = json.loads(json.dumps(header))
     h["sa_sample"] = 1  # the file's samples are every 32nd: walks would run past the bound
     yield "bad sa_sample", rewrite_header(good, h), "inconsistent"
+    h = json.loads(json.dumps(header))
+    h["repeat_window"] = -1
+    yield "bad repeat_window", rewrite_header(good, h), "repeat_window"
 
 
-@pytest.mark.parametrize("case", range(11))
+@pytest.mark.parametrize("case", range(12))
 def test_damaged_index_is_a_clear_error(tmp_path, good, case, capsys):
     what, data, message = list(damaged(good))[case]
     path = tmp_path / "bad.ssx"

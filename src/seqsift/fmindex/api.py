@@ -34,14 +34,14 @@ class FMIndex:
         self._searchers: dict = {}
 
     @classmethod
-    def build(cls, fasta: str | os.PathLike, sa_sample: int = 32, kmer: int | None = None,
+    def build(cls, fasta: str | os.PathLike, sa_sample: int = 32, repeat_sample: int = 8, kmer: int | None = None,
               wide: bool | None = None) -> "FMIndex":
         """Index a FASTA file; kmer=None picks the k-mer table length from the genome size; wide
         (64-bit text positions) is chosen by size, or forced."""
         from seqsift.fmindex.build import build_arrays
 
         reference = load_reference(fasta)
-        return cls(reference, build_arrays(reference, sa_sample, kmer, wide), display_name(fasta))
+        return cls(reference, build_arrays(reference, sa_sample, repeat_sample, kmer, wide), display_name(fasta))
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> "FMIndex":

@@ -9,6 +9,10 @@ count plus a popcount, and locating touches the mark bits in the same cache line
 Locate (section 4.3.1, annex D4, "inverse marking"): rows are marked where the suffix array
 holds a multiple of `sa_sample`, and where the BWT symbol is '#' or '$' (so an LF walk never
 crosses a boundary); walking LF from any row reaches a mark within sa_sample - 1 steps.
+Repeats are marked more densely, at every multiple of `repeat_sample` whose next
+`repeat_window` bases occur elsewhere too: a read there has a row to locate per copy, and the
+rows of diverged copies are located only to be rejected, so walks are many where repeats are
+(docs/benchmarks.md: four diverged copies of a genome, 15.5 -> 4.8 steps a row).
 
 Memoization (section 4.2.1, annex D5 strategy B2): the BWT interval of every k-mer, filled
 completely at build time, replaces the last k steps of every backward search.
@@ -43,6 +47,8 @@ class IndexArrays:
     gaps: np.ndarray  # int64 (m, 2): [start, end) of each run of '#'/'$' in the text
     n: int  # rows (text length, '$' included)
     sa_sample: int
+    repeat_sample: int  # 0: no denser marks in repeats
+    repeat_window: int
     kmer: int
 
 
@@ -53,36 +59,60 @@ def default_kmer(n: int) -> int:
     return max(1, min(KMER_CAP, int(math.log(max(n, 16) / 4, 4))))
 
 
+@njit(inline="always")
+def _same_window(text, p, q, width):
+    """Are the `width` symbols from text positions p and q the same bases ('#' and '$' match nothing)?"""
+    if max(p, q) + width > text.size:
+        return False
+    for t in range(width):
+        c = text[p + t]
+        if c < 2 or c != text[q + t]:
+            return False
+    return True
+
+
 @njit(cache=True)
-def _fill_blocks(bwt, sa, sa_sample, blocks):
+def _marks(text, bwt, sa, sa_sample, repeat_sample, width):
+    """Per BWT row, 1 where it is sampled: its suffix starts at a multiple of sa_sample, or at a
+    multiple of repeat_sample inside a repeat (its first `width` bases shared with a neighbouring
+    suffix, so they occur elsewhere too), or its BWT symbol is '#' or '$'."""
+    n = sa.size
+    marks = np.zeros(n, np.uint8)
+    for r in range(n):
+        p = sa[r]
+        if bwt[r] < 2 or p % sa_sample == 0:
+            marks[r] = 1
+        elif repeat_sample and p % repeat_sample == 0:
+            if (r > 0 and _same_window(text, p, sa[r - 1], width)) or (r + 1 < n and _same_window(text, p, sa[r + 1], width)):
+                marks[r] = 1
+    return marks
+
+
+def repeat_window(n: int) -> int:
+    """Bases a window shares with another place in the text for it to count as a repeat: 4 more
+    than log4(n), so that a random window recurs by chance less than about once in 256."""
+    return math.ceil(math.log(max(n, 4), 4)) + 4
+
+
+@njit(cache=True)
+def _fill_blocks(bwt, marks, blocks):
     """One pass over the BWT: per 64-row block the counts before it (two per word), one bitmap per
-    base, the marks (rows whose suffix starts at a multiple of sa_sample, or whose BWT symbol is '#'
-    or '$') and the marks before it. Returns the number of marks."""
+    base, the marks and the marks before it."""
     counts = np.zeros(4, np.uint64)
-    marks = np.uint64(0)
+    total = np.uint64(0)
     for blk in range(blocks.shape[0]):
         blocks[blk, 0] = counts[0] | (counts[1] << np.uint64(32))
         blocks[blk, 1] = counts[2] | (counts[3] << np.uint64(32))
-        blocks[blk, 7] = marks
+        blocks[blk, 7] = total
         for r in range(blk * 64, min(blk * 64 + 64, bwt.size)):
             bit = np.uint64(1) << np.uint64(r & 63)
             b = np.int64(bwt[r]) - 2
             if b >= 0:
                 blocks[blk, 2 + b] |= bit
                 counts[b] += np.uint64(1)
-            if b < 0 or sa[r] % sa_sample == 0:
+            if marks[r]:
                 blocks[blk, 6] |= bit
-                marks += np.uint64(1)
-    return marks
-
-
-@njit(cache=True)
-def _fill_samples(bwt, sa, sa_sample, samples):
-    k = 0
-    for r in range(bwt.size):
-        if bwt[r] < 2 or sa[r] % sa_sample == 0:
-            samples[k] = sa[r]
-            k += 1
+                total += np.uint64(1)
 
 
 @njit(cache=True)
@@ -120,10 +150,14 @@ def _gaps(text: np.ndarray) -> np.ndarray:
     return edges.reshape(-1, 2).astype(np.int64)
 
 
-def build_arrays(reference: Reference, sa_sample: int = 32, kmer: int | None = None, wide: bool | None = None) -> IndexArrays:
-    """wide: 64-bit samples and k-mer rows (automatic past NARROW symbols; tests force it)."""
+def build_arrays(reference: Reference, sa_sample: int = 32, repeat_sample: int = 8, kmer: int | None = None,
+                 wide: bool | None = None) -> IndexArrays:
+    """repeat_sample 0, or not below sa_sample, marks no more in repeats; wide: 64-bit samples and
+    k-mer rows (automatic past NARROW symbols; tests force it)."""
     if sa_sample < 1:
         raise UsageError(f"--sa-sample {sa_sample}: give a whole number of at least 1")
+    if repeat_sample < 0:
+        raise UsageError(f"--repeat-sample {repeat_sample}: give 0 (none) or a whole number")
     text = np.ascontiguousarray(reference.text)  # pydivsufsort needs a writable array
     if not text.flags.writeable:
         text = text.copy()
@@ -139,13 +173,16 @@ def build_arrays(reference: Reference, sa_sample: int = 32, kmer: int | None = N
         raise UsageError(f"--kmer {k}: give 0 (no table) to {MAX_KMER}")
     sa = divsufsort(text)  # int32 or int64, as the library chooses for the length
     bwt = text[sa - 1]  # sa == 0 wraps to text[-1], the '$'
+    repeat_sample = repeat_sample if repeat_sample < sa_sample else 0
+    window = repeat_window(n) if repeat_sample else 0
+    marks = _marks(text, bwt, sa, sa_sample, repeat_sample, window)
     blocks = np.zeros((n // 64 + 1, WORDS), np.uint64)
-    samples = np.empty(int(_fill_blocks(bwt, sa, sa_sample, blocks)), positions)
-    _fill_samples(bwt, sa, sa_sample, samples)
-    del bwt
+    _fill_blocks(bwt, marks, blocks)
+    samples = sa[marks.view(bool)].astype(positions)
+    del bwt, marks
     table = np.zeros((4**k, 2), positions)
     _fill_kmer_table(text, sa, k, table)
     symbol_counts = np.bincount(text, minlength=6)
     C = np.cumsum(symbol_counts)[1:5].astype(np.int64)  # symbols below A, C, G, T
     return IndexArrays(blocks=blocks, C=C, samples=samples, kmer_table=table, packed=_pack(text), gaps=_gaps(text),
-                       n=n, sa_sample=sa_sample, kmer=k)
+                       n=n, sa_sample=sa_sample, repeat_sample=repeat_sample, repeat_window=window, kmer=k)

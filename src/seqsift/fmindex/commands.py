@@ -27,8 +27,12 @@ def add_parser(sub, parent: argparse.ArgumentParser) -> None:
     p.add_argument("reference", help="FASTA reference")
     p.add_argument("--sa-sample", type=positive_int, default=32,
                    help="keep every s-th text position: locate takes at most s-1 steps (default %(default)s)")
+    p.add_argument("--repeat-sample", type=int, default=8,
+                   help="in repeats (windows of log4(bases)+4 bases that occur more than once) also keep every "
+                   "r-th position, so the many rows a repeat gives are located in fewer steps; 0 for none "
+                   "(default %(default)s)")
     p.add_argument("--kmer", type=int, help="k-mer table length, 0 for none (default: from the genome size, "
-                   "the largest k with 4^k <= bases/4, at most 10)")
+                   "the largest k with 4^k <= bases/4, at most 12)")
     p.set_defaults(run=run_index)
 
     p = sub.add_parser("search", parents=[parent], help="exact matches of DNA reads in an FM-index, both strands",
@@ -72,11 +76,12 @@ def run_index(args: argparse.Namespace) -> int:
 
     output = args.output or default_output(args.reference)
     start = time.perf_counter()
-    index = FMIndex.build(args.reference, sa_sample=args.sa_sample, kmer=args.kmer)
+    index = FMIndex.build(args.reference, sa_sample=args.sa_sample, repeat_sample=args.repeat_sample,
+                          kmer=args.kmer)
     index.save(output)
     r = index.reference
     warn(args, f"{len(r.names)} records, {int(r.lengths.sum()):,} bases, k-mer table k={index.arrays.kmer}, "
-               f"SA sample {args.sa_sample}: {output} ({os.path.getsize(output) / 2**20:.1f} MiB) in "
+               f"SA sample {args.sa_sample} (repeats {index.arrays.repeat_sample or 'none'}): {output} ({os.path.getsize(output) / 2**20:.1f} MiB) in "
                f"{time.perf_counter() - start:.2f} s")
     return 0
 

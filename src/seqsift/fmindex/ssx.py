@@ -68,7 +68,8 @@ def write_index(path: str | os.PathLike, reference: Reference, arrays: IndexArra
         offset += -(-array.nbytes // ALIGN) * ALIGN
     header = {
         "format": "seqsift FM-index", "created_by": f"seqsift {__version__}", "source": source,
-        "alphabet": "$#ACGT", "n": arrays.n, "wide": bool(wide), "sa_sample": arrays.sa_sample, "kmer": arrays.kmer,
+        "alphabet": "$#ACGT", "n": arrays.n, "wide": bool(wide), "sa_sample": arrays.sa_sample,
+        "repeat_sample": arrays.repeat_sample, "repeat_window": arrays.repeat_window, "kmer": arrays.kmer,
         "C": [int(c) for c in arrays.C], "names": list(reference.names), "arrays": layout,
     }
     text = json.dumps(header, separators=(",", ":")).encode()
@@ -146,11 +147,13 @@ def _check(name: str, header: dict, v: dict[str, np.ndarray]) -> LoadedIndex:
 
     try:
         n, s, k = int(header["n"]), int(header["sa_sample"]), int(header["kmer"])
+        repeat_sample, window = int(header.get("repeat_sample", 0)), int(header.get("repeat_window", 0))
         C = np.asarray(header["C"], np.int64)
         names = [str(x) for x in header["names"]]
     except (KeyError, TypeError, ValueError):
         raise InputError(name, "the index header lacks n, sa_sample, kmer, C or names") from None
-    need(2 <= n <= MAX_TEXT and s >= 1 and 0 <= k <= MAX_KMER, "n, sa_sample or kmer out of range")
+    need(2 <= n <= MAX_TEXT and s >= 1 and 0 <= k <= MAX_KMER and repeat_sample >= 0 and window >= 0,
+         "n, sa_sample, repeat_sample, repeat_window or kmer out of range")
     blocks, samples, table = v["blocks"], v["samples"], v["kmer_table"]
     need(n <= NARROW or samples.dtype == np.uint64, "a text past 2^32 symbols needs the wide (64-bit) layout")
     need(blocks.shape == (n // 64 + 1, WORDS), "rank blocks do not match the text length")
@@ -177,5 +180,5 @@ def _check(name: str, header: dict, v: dict[str, np.ndarray]) -> LoadedIndex:
     need(gaps.ndim == 2 and gaps.shape[1] == 2 and np.all(gaps[:, 0] < gaps[:, 1]) and np.all(gaps[1:, 0] > gaps[:-1, 1]) and (gaps.size == 0 or (gaps[0, 0] >= 0 and gaps[-1, 1] == n)), "gap runs")
     reference = Reference(text=None, names=names, starts=starts, lengths=lengths)
     arrays = IndexArrays(blocks=blocks, C=C, samples=samples, kmer_table=table, packed=v["packed"], gaps=gaps,
-                         n=n, sa_sample=s, kmer=k)
+                         n=n, sa_sample=s, repeat_sample=repeat_sample, repeat_window=window, kmer=k)
     return LoadedIndex(reference=reference, arrays=arrays, header=header)

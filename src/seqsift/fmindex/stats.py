@@ -74,6 +74,12 @@ def _groups(sizes: np.ndarray) -> list[tuple[str, int, int]]:
     return rows
 
 
+def _repeat_marks(a) -> str:
+    if not a.repeat_sample:
+        return ""
+    return f", and 1 in {a.repeat_sample} inside repeats (windows of {a.repeat_window} bases occurring more than once)"
+
+
 def report(index: FMIndex, reads_path=None) -> str:
     a = index.arrays
     r = index.reference
@@ -81,7 +87,7 @@ def report(index: FMIndex, reads_path=None) -> str:
              f"({len(a.gaps)} runs of N or boundaries)",
              f"rank blocks: {a.blocks.shape[0]:,} of 64 rows ({a.blocks.nbytes / 2**20:.1f} MiB); "
              f"{_single_base_blocks(a.blocks, a.n):,} hold a single base",
-             f"SA samples: 1 in {a.sa_sample} text positions, {a.samples.size:,} stored"]
+             f"SA samples: 1 in {a.sa_sample} text positions" + _repeat_marks(a) + f", {a.samples.size:,} stored"]
     hist = locate_steps_histogram(a.blocks, a.C, a.n)
     mean = float((hist * np.arange(hist.size)).sum() / max(1, hist.sum()))
     lines.append(f"locate: LF steps per row mean {mean:.2f}, max {int(np.flatnonzero(hist).max())} "
