@@ -251,16 +251,13 @@ def ablation(paths: dict, runs: int) -> list[dict]:
             searcher.count(*batches[0])
             rows.append({"study": study, "variant": label(built.arrays), "reads": name,
                          "count": kernel_rate(searcher, batches, 0, runs),
-                         "count+locate": kernel_rate(searcher, batches, 100, runs)})
-
-    def sampling(a):
-        repeats = f", --repeat-sample {a.repeat_sample}" if a.repeat_sample else ", --repeat-sample 0"
-        default = " (default)" if (a.sa_sample, a.repeat_sample) == (32, 8) else ""
-        return f"--sa-sample {a.sa_sample}{repeats}{default}: {a.samples.nbytes / 2**20:.1f} MiB of samples"
+                         "count+locate": kernel_rate(searcher, batches, 100, runs),
+                         "samples_mib": built.arrays.samples.nbytes / 2**20})
 
     # denser samples: fewer LF steps a located row, a larger index; repeat samples only where rows are many
     for s, r in ((32, 0), (32, 8), (16, 0), (8, 0)):
-        rebuilt("sampling", sampling, sa_sample=s, repeat_sample=r)
+        default = " (default)" if (s, r) == (32, 8) else ""
+        rebuilt("sampling", lambda a: f"--sa-sample {s} --repeat-sample {r}{default}", sa_sample=s, repeat_sample=r)
     for k in (0, 6, 8, 10, 11, 12):
         rebuilt("kmer", lambda a: f"k={k} ({a.kmer_table.nbytes / 2**20:.2f} MiB)", kmer=k)
     return rows
@@ -316,13 +313,19 @@ def markdown(result: dict) -> str:
     for study in ("ablation", "verify rows", "interleave", "sampling", "kmer"):
         rows = [r for r in result["studies"] if r["study"] == study]
         sets = list(dict.fromkeys(r["reads"] for r in rows))
-        lines += ["", f"| {study} (in process, 1 thread, k reads/s: count / count+locate) | " + " | ".join(sets) + " |",
+        sizes = " (MiB of SA samples)" if any("samples_mib" in r for r in rows) and study == "sampling" else ""
+        lines += ["", f"| {study} (in process, 1 thread, k reads/s: count / count+locate{sizes}) | " + " | ".join(sets) + " |",
                   "| --- |" + " --- |" * len(sets)]
         for variant in dict.fromkeys(r["variant"] for r in rows):
             cells = {r["reads"]: r for r in rows if r["variant"] == variant}
             lines.append(f"| {variant} | " + " | ".join(
-                f"{cells[s]['count'] / 1e3:,.0f} / {cells[s]['count+locate'] / 1e3:,.0f}" if s in cells else "" for s in sets) + " |")
+                _cell(cells[s], sizes) if s in cells else "" for s in sets) + " |")
     return "\n".join(lines)
+
+
+def _cell(row: dict, sizes: str) -> str:
+    text = f"{row['count'] / 1e3:,.0f} / {row['count+locate'] / 1e3:,.0f}"
+    return text + f" ({row['samples_mib']:.1f})" if sizes else text
 
 
 if __name__ == "__main__":

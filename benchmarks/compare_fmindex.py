@@ -10,6 +10,9 @@ ratios are what to read.
 In process: FMIndex.load(index).searcher().hits(codes, bounds, 100) over the first 6 batches
 of the reads, parsed beforehand, median of 3 passes (bench_fmindex.kernel_rate's measure).
 Whole process: `seqsift search INDEX READS -t 1 -o FILE`; the two outputs must be identical.
+
+Two indexes of one reference (another sampling, say) compare the same way: one checkout given
+twice, and INDEX as OLD.ssx,NEW.ssx.
 """
 
 from __future__ import annotations
@@ -58,12 +61,15 @@ def main() -> None:
     trees = {"old": args.old, "new": args.new}
     times = {(name, tree, kind): [] for name, _, _ in args.set for tree in trees for kind in ("rate", "wall")}
     with tempfile.TemporaryDirectory() as tmp:
-        for name, index, reads in args.set:  # compile both checkouts' kernels before timing
-            for src in trees.values():
-                run(src, ["-c", IN_PROCESS, index, reads])
+        indexes = {name: dict(zip(trees, index.split(",") if "," in index else [index, index]))
+                   for name, index, _ in args.set}
+        for name, _, reads in args.set:  # compile both checkouts' kernels before timing
+            for tree, src in trees.items():
+                run(src, ["-c", IN_PROCESS, indexes[name][tree], reads])
         for _ in range(args.rounds):
-            for name, index, reads in args.set:
+            for name, _, reads in args.set:
                 for tree, src in trees.items():
+                    index = indexes[name][tree]
                     times[(name, tree, "rate")].append(json.loads(run(src, ["-c", IN_PROCESS, index, reads]).stdout))
                     start = time.perf_counter()
                     run(src, ["-m", "seqsift", "search", index, reads, "-t", "1", "-o", f"{tmp}/{tree}.tsv"])

@@ -154,24 +154,18 @@ def _parse(buf, final, fastq, max_reads, copy, fold, table, seq, codes, bounds, 
         if fastq:
             if not _name(buf, pos + 1, e1, name_lo, name_hi, r):
                 return r, pos, line, _NO_NAME, line, 0
-            ends = np.empty(3, np.int64)
-            start = e1 + 1
-            incomplete = False
-            for k in range(3):
-                ends[k] = _line_end(buf, start, final) if start <= n else -1
-                if ends[k] < 0:
-                    incomplete = True
-                    break
-                start = ends[k] + 1
-            if incomplete:
+            e2 = _line_end(buf, e1 + 1, final)  # sequence, '+' and quality lines (-1: not all here)
+            e3 = _line_end(buf, e2 + 1, final) if e2 >= 0 else -1
+            e4 = _line_end(buf, e3 + 1, final) if e3 >= 0 else -1
+            if e4 < 0:
                 if final:
                     return r, pos, line, _TRUNCATED, line, 0
                 break
-            s_lo, s_hi = e1 + 1, _strip_cr(buf, e1 + 1, ends[0])
-            p_lo = ends[0] + 1
+            s_lo, s_hi = e1 + 1, _strip_cr(buf, e1 + 1, e2)
+            p_lo = e2 + 1
             if p_lo >= n or buf[p_lo] != 43:
                 return r, pos, line, _NO_PLUS, line + 2, 0
-            q_lo, q_hi = ends[1] + 1, _strip_cr(buf, ends[1] + 1, ends[2])
+            q_lo, q_hi = e3 + 1, _strip_cr(buf, e3 + 1, e4)
             if q_hi - q_lo != s_hi - s_lo:
                 return r, pos, line, _QUAL_LEN, line + 3, q_hi - q_lo
             if copy:
@@ -179,7 +173,7 @@ def _parse(buf, final, fastq, max_reads, copy, fold, table, seq, codes, bounds, 
                 if bad >= 0:
                     return r, pos, line, _BAD_CHAR, line + 1, buf[bad]
             qual_lo[r] = q_lo
-            pos, line = ends[2] + 1, line + 4
+            pos, line = e4 + 1, line + 4
         else:
             if not _name(buf, pos + 1, e1, name_lo, name_hi, r):
                 return r, pos, line, _NO_NAME, line, 0
