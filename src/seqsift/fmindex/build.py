@@ -71,48 +71,59 @@ def _same_window(text, p, q, width):
     return True
 
 
-@njit(cache=True)
-def _marks(text, bwt, sa, sa_sample, repeat_sample, width):
-    """Per BWT row, 1 where it is sampled: its suffix starts at a multiple of sa_sample, or at a
-    multiple of repeat_sample inside a repeat (its first `width` bases shared with a neighbouring
-    suffix, so they occur elsewhere too), or its BWT symbol is '#' or '$'."""
-    n = sa.size
-    marks = np.zeros(n, np.uint8)
-    for r in range(n):
-        p = sa[r]
-        if bwt[r] < 2 or p % sa_sample == 0:
-            marks[r] = 1
-        elif repeat_sample and p % repeat_sample == 0:
-            if (r > 0 and _same_window(text, p, sa[r - 1], width)) or (r + 1 < n and _same_window(text, p, sa[r + 1], width)):
-                marks[r] = 1
-    return marks
-
-
 def repeat_window(n: int) -> int:
     """Bases a window shares with another place in the text for it to count as a repeat: 4 more
     than log4(n), so that a random window recurs by chance less than about once in 256."""
     return math.ceil(math.log(max(n, 4), 4)) + 4
 
 
+@njit(inline="always")
+def _marked(text, sa, r, symbol, sa_sample, repeat_sample, width):
+    """Is row r sampled? Its suffix starts at a multiple of sa_sample, or at a multiple of
+    repeat_sample inside a repeat (its first `width` bases shared with a neighbouring suffix, so
+    they occur elsewhere too), or its BWT symbol is '#' or '$'."""
+    p = sa[r]
+    if symbol < 2 or p % sa_sample == 0:
+        return True
+    if repeat_sample == 0 or p % repeat_sample:
+        return False
+    return (r > 0 and _same_window(text, p, sa[r - 1], width)) or (r + 1 < sa.size and _same_window(text, p, sa[r + 1], width))
+
+
 @njit(cache=True)
-def _fill_blocks(bwt, marks, blocks):
-    """One pass over the BWT: per 64-row block the counts before it (two per word), one bitmap per
-    base, the marks and the marks before it."""
+def _fill_blocks(text, sa, sa_sample, repeat_sample, width, blocks):
+    """One pass over the BWT (each row's symbol read from the text, so no BWT array is built): per
+    64-row block the counts before it (two per word), one bitmap per base, the marks and the marks
+    before it. Returns the number of marks."""
     counts = np.zeros(4, np.uint64)
     total = np.uint64(0)
+    n = sa.size
     for blk in range(blocks.shape[0]):
         blocks[blk, 0] = counts[0] | (counts[1] << np.uint64(32))
         blocks[blk, 1] = counts[2] | (counts[3] << np.uint64(32))
         blocks[blk, 7] = total
-        for r in range(blk * 64, min(blk * 64 + 64, bwt.size)):
+        for r in range(blk * 64, min(blk * 64 + 64, n)):
             bit = np.uint64(1) << np.uint64(r & 63)
-            b = np.int64(bwt[r]) - 2
+            p = sa[r]
+            symbol = np.int64(text[p - 1 if p > 0 else n - 1])  # the whole text is preceded by its last symbol, '$'
+            b = symbol - 2
             if b >= 0:
                 blocks[blk, 2 + b] |= bit
                 counts[b] += np.uint64(1)
-            if marks[r]:
+            if _marked(text, sa, r, symbol, sa_sample, repeat_sample, width):
                 blocks[blk, 6] |= bit
                 total += np.uint64(1)
+    return total
+
+
+@njit(cache=True)
+def _fill_samples(blocks, sa, samples):
+    """The text position of every marked row, in row order."""
+    k = 0
+    for r in range(sa.size):
+        if (blocks[r >> 6, 6] >> np.uint64(r & 63)) & np.uint64(1):
+            samples[k] = sa[r]
+            k += 1
 
 
 @njit(cache=True)
@@ -138,14 +149,29 @@ def _fill_kmer_table(text, sa, k, table):
         table[code, 1] = r + 1
 
 
-def _pack(text: np.ndarray) -> np.ndarray:
-    two_bit = np.where(text >= 2, text - 2, 0).astype(np.uint8)
-    two_bit = np.concatenate((two_bit, np.zeros(-two_bit.size % 4, np.uint8))).reshape(-1, 4)
-    return (two_bit[:, 0] | (two_bit[:, 1] << 2) | (two_bit[:, 2] << 4) | (two_bit[:, 3] << 6)).astype(np.uint8)
+@njit(cache=True)
+def _symbol_counts(text):
+    """Occurrences of each symbol code 0-5 (np.bincount would first copy the text to 8 bytes a symbol)."""
+    counts = np.zeros(6, np.int64)
+    for c in text:
+        counts[c] += 1
+    return counts
+
+
+@njit(cache=True)
+def _pack(text):
+    """The text 4 bases a byte, first base in the low bits; '#' and '$' as A (the gaps say where they are)."""
+    packed = np.zeros((text.size + 3) // 4, np.uint8)
+    for i in range(text.size):
+        c = text[i]
+        if c >= 2:
+            packed[i >> 2] |= np.uint8((c - 2) << (2 * (i & 3)))
+    return packed
 
 
 def _gaps(text: np.ndarray) -> np.ndarray:
-    flags = np.concatenate(([0], (text < 2).astype(np.int8), [0]))
+    """[start, end) of each run of '#' or '$'."""
+    flags = np.concatenate((np.zeros(1, np.int8), (text < 2).view(np.int8), np.zeros(1, np.int8)))
     edges = np.flatnonzero(np.diff(flags))
     return edges.reshape(-1, 2).astype(np.int64)
 
@@ -164,7 +190,8 @@ def build_arrays(reference: Reference, sa_sample: int = 32, repeat_sample: int =
     n = int(text.size)
     if n > MAX_TEXT:
         raise UsageError(f"the reference holds {n:,} symbols; this index format takes at most {MAX_TEXT:,}")
-    if np.bincount(text, minlength=6)[2:].max() > NARROW:
+    symbol_counts = _symbol_counts(text)
+    if symbol_counts[2:].max() > NARROW:
         raise UsageError("one base occurs more than 2^32 - 1 times: the rank blocks' 32-bit counts cannot hold it")
     wide = n > NARROW if wide is None else wide
     positions = np.uint64 if wide else np.uint32
@@ -172,17 +199,13 @@ def build_arrays(reference: Reference, sa_sample: int = 32, repeat_sample: int =
     if not 0 <= k <= MAX_KMER:
         raise UsageError(f"--kmer {k}: give 0 (no table) to {MAX_KMER}")
     sa = divsufsort(text)  # int32 or int64, as the library chooses for the length
-    bwt = text[sa - 1]  # sa == 0 wraps to text[-1], the '$'
     repeat_sample = repeat_sample if repeat_sample < sa_sample else 0
     window = repeat_window(n) if repeat_sample else 0
-    marks = _marks(text, bwt, sa, sa_sample, repeat_sample, window)
     blocks = np.zeros((n // 64 + 1, WORDS), np.uint64)
-    _fill_blocks(bwt, marks, blocks)
-    samples = sa[marks.view(bool)].astype(positions)
-    del bwt, marks
+    samples = np.empty(int(_fill_blocks(text, sa, sa_sample, repeat_sample, window, blocks)), positions)
+    _fill_samples(blocks, sa, samples)
     table = np.zeros((4**k, 2), positions)
     _fill_kmer_table(text, sa, k, table)
-    symbol_counts = np.bincount(text, minlength=6)
     C = np.cumsum(symbol_counts)[1:5].astype(np.int64)  # symbols below A, C, G, T
     return IndexArrays(blocks=blocks, C=C, samples=samples, kmer_table=table, packed=_pack(text), gaps=_gaps(text),
                        n=n, sa_sample=sa_sample, repeat_sample=repeat_sample, repeat_window=window, kmer=k)
