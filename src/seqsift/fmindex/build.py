@@ -28,12 +28,14 @@ from numba import njit
 from pydivsufsort import divsufsort
 
 from seqsift.errors import UsageError
+from seqsift.intrinsics import prefetch
 from seqsift.fmindex.reference import Reference
 
 WORDS = 8
 NARROW = (1 << 32) - 1  # texts up to this many symbols keep 32-bit samples and k-mer rows
 MAX_TEXT = 1 << 40  # beyond NARROW: 64-bit samples and rows; each base's count must stay below 2^32
 MAX_KMER = 14  # 4^14 intervals are 2 GiB of table
+AHEAD = 16  # rows whose text is prefetched ahead in the passes over the suffix array, which read the text at random
 KMER_CAP = 12  # the default never exceeds 128 MiB of table (docs/benchmarks.md: k=10-12 beat k=9 since the search is compute-bound)
 
 
@@ -98,11 +100,14 @@ def _fill_blocks(text, sa, sa_sample, repeat_sample, width, blocks):
     counts = np.zeros(4, np.uint64)
     total = np.uint64(0)
     n = sa.size
+    base = np.uint64(text.ctypes.data)
     for blk in range(blocks.shape[0]):
         blocks[blk, 0] = counts[0] | (counts[1] << np.uint64(32))
         blocks[blk, 1] = counts[2] | (counts[3] << np.uint64(32))
         blocks[blk, 7] = total
         for r in range(blk * 64, min(blk * 64 + 64, n)):
+            if r + AHEAD < n:
+                prefetch(base + np.uint64(sa[r + AHEAD]))
             bit = np.uint64(1) << np.uint64(r & 63)
             p = sa[r]
             symbol = np.int64(text[p - 1 if p > 0 else n - 1])  # the whole text is preceded by its last symbol, '$'
@@ -131,7 +136,10 @@ def _fill_kmer_table(text, sa, k, table):
     """[lo, hi) of every k-mer: the rows whose suffix starts with it are contiguous in the SA, so one
     pass in row order finds each k-mer's first and last row."""
     n = text.size
+    base = np.uint64(text.ctypes.data)
     for r in range(n):
+        if r + AHEAD < n:
+            prefetch(base + np.uint64(sa[r + AHEAD]))
         p = sa[r]
         if p + k > n:
             continue
