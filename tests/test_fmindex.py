@@ -190,9 +190,10 @@ def test_wide_layout_gives_the_same_answers(random_reference, rng, tmp_path):
     """64-bit samples and k-mer rows (used past 2^32 symbols), forced on a small genome: same
     counts and hits, and the .ssx round trip keeps the width."""
     path, records = random_reference
-    narrow = FMIndex.build(path, sa_sample=8, kmer=4)
-    wide = FMIndex.build(path, sa_sample=8, kmer=4, wide=True)
+    narrow = FMIndex.build(path, sa_sample=8, repeat_sample=2, kmer=4)
+    wide = FMIndex.build(path, sa_sample=8, repeat_sample=2, kmer=4, wide=True)
     assert wide.arrays.samples.dtype == np.uint64 and narrow.arrays.samples.dtype == np.uint32
+    assert np.array_equal(wide.arrays.samples, narrow.arrays.samples)
     wide.save(tmp_path / "wide.ssx")
     loaded = FMIndex.load(tmp_path / "wide.ssx")
     assert loaded.arrays.kmer_table.dtype == np.uint64
