@@ -214,6 +214,7 @@ def build_arrays(reference: Reference, sa_sample: int = 32, repeat_sample: int =
     _fill_samples(blocks, sa, samples)
     table = np.zeros((4**k, 2), positions)
     _fill_kmer_table(text, sa, k, table)
+    del sa  # the largest array: gone before the packing and the gap scan make theirs
     C = np.cumsum(symbol_counts)[1:5].astype(np.int64)  # symbols below A, C, G, T
     return IndexArrays(blocks=blocks, C=C, samples=samples, kmer_table=table, packed=_pack(text), gaps=_gaps(text),
                        n=n, sa_sample=sa_sample, repeat_sample=repeat_sample, repeat_window=window, kmer=k)
