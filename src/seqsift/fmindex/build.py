@@ -12,7 +12,7 @@ crosses a boundary); walking LF from any row reaches a mark within sa_sample - 1
 Repeats are marked more densely, at every multiple of `repeat_sample` whose next
 `repeat_window` bases occur elsewhere too: a read there has a row to locate per copy, and the
 rows of diverged copies are located only to be rejected, so walks are many where repeats are
-(docs/benchmarks.md: four diverged copies of a genome, 15.5 -> 4.8 steps a row).
+(docs/benchmarks.md: four diverged copies of a genome, 15.5 -> 4.9 steps a row).
 
 Memoization (section 4.2.1, annex D5 strategy B2): the BWT interval of every k-mer, filled
 completely at build time, replaces the last k steps of every backward search.
