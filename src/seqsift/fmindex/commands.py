@@ -81,8 +81,8 @@ def run_index(args: argparse.Namespace) -> int:
     index.save(output)
     r = index.reference
     warn(args, f"{len(r.names)} records, {int(r.lengths.sum()):,} bases, k-mer table k={index.arrays.kmer}, "
-               f"SA sample {args.sa_sample} (repeats {index.arrays.repeat_sample or 'none'}): {output} ({os.path.getsize(output) / 2**20:.1f} MiB) in "
-               f"{time.perf_counter() - start:.2f} s")
+               f"SA sample {args.sa_sample} (repeats {index.arrays.repeat_sample or 'none'}): {output} "
+               f"({os.path.getsize(output) / 2**20:.1f} MiB) in {time.perf_counter() - start:.2f} s")
     return 0
 
 
