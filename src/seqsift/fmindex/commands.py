@@ -28,7 +28,7 @@ def add_parser(sub, parent: argparse.ArgumentParser) -> None:
     p.add_argument("--sa-sample", type=positive_int, default=32,
                    help="keep every s-th text position: locate takes at most s-1 steps (default %(default)s)")
     p.add_argument("--repeat-sample", type=int, default=8,
-                   help="in repeats (windows of log4(bases)+4 bases that occur more than once) also keep every "
+                   help="in repeats (windows of ceil(log4(bases))+4 bases that occur more than once) also keep every "
                    "r-th position, so the many rows a repeat gives are located in fewer steps; 0 for none "
                    "(default %(default)s)")
     p.add_argument("--kmer", type=int, help="k-mer table length, 0 for none (default: from the genome size, "
