@@ -313,8 +313,9 @@ def markdown(result: dict) -> str:
     for study in ("ablation", "verify rows", "interleave", "sampling", "kmer"):
         rows = [r for r in result["studies"] if r["study"] == study]
         sets = list(dict.fromkeys(r["reads"] for r in rows))
-        sizes = " (MiB of SA samples)" if any("samples_mib" in r for r in rows) and study == "sampling" else ""
-        lines += ["", f"| {study} (in process, 1 thread, k reads/s: count / count+locate{sizes}) | " + " | ".join(sets) + " |",
+        sizes = study == "sampling"  # its rows also give the SA samples' size
+        lines += ["", f"| {study} (in process, 1 thread, k reads/s: count / count+locate"
+                  f"{' (MiB of SA samples)' if sizes else ''}) | " + " | ".join(sets) + " |",
                   "| --- |" + " --- |" * len(sets)]
         for variant in dict.fromkeys(r["variant"] for r in rows):
             cells = {r["reads"]: r for r in rows if r["variant"] == variant}
@@ -323,7 +324,7 @@ def markdown(result: dict) -> str:
     return "\n".join(lines)
 
 
-def _cell(row: dict, sizes: str) -> str:
+def _cell(row: dict, sizes: bool) -> str:
     text = f"{row['count'] / 1e3:,.0f} / {row['count+locate'] / 1e3:,.0f}"
     return text + f" ({row['samples_mib']:.1f})" if sizes else text
 
