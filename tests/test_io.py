@@ -94,6 +94,20 @@ def test_corrupt_and_truncated_compression(tmp_path):
             list(read_batches(tmp_path / name))
 
 
+def test_concatenated_gzip_members_read_whole(tmp_path):
+    # bgzip and `cat a.gz b.gz` write several gzip members: every one is read, in order
+    (tmp_path / "multi.fa.gz").write_bytes(gzip.compress(FASTA) + gzip.compress(b">z\nTTTA\n"))
+    assert records_of(tmp_path / "multi.fa.gz") == [("chr1", "ACGTNACG"), ("chr2", ""), ("chr3", "TTTTGG"), ("z", "TTTA")]
+
+
+def test_gzip_checksum_mismatch(tmp_path):
+    whole = bytearray(gzip.compress(FASTA))
+    whole[-8] ^= 0xFF  # the CRC-32 of the trailer
+    (tmp_path / "crc.fa.gz").write_bytes(bytes(whole))
+    with pytest.raises(FormatError, match="decompress"):
+        list(read_batches(tmp_path / "crc.fa.gz"))
+
+
 def test_missing_and_directory_inputs(tmp_path):
     with pytest.raises(InputError, match="no such file"):
         list(read_batches(tmp_path / "nope.fa"))

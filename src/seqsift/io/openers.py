@@ -8,20 +8,20 @@ from __future__ import annotations
 
 import bz2
 import contextlib
-import gzip
 import io
 import lzma
 import os
 import stat
 import sys
-import zlib
 from typing import BinaryIO
+
+from isal import igzip, isal_zlib
 
 from seqsift.errors import FormatError, InputError
 
 STDIN = "-"
 _MAGIC = ((b"\x1f\x8b", "gzip"), (b"BZh", "bzip2"), (b"\xfd7zXZ\x00", "xz"))
-DECOMPRESSION_ERRORS = (EOFError, OSError, zlib.error, lzma.LZMAError, ValueError)
+DECOMPRESSION_ERRORS = (EOFError, OSError, isal_zlib.error, lzma.LZMAError, ValueError)
 
 
 def display_name(path: str | os.PathLike) -> str:
@@ -69,8 +69,8 @@ def open_decompressed(path: str | os.PathLike) -> BinaryIO:
     raw = open_binary(path)
     buffered = raw if isinstance(raw, io.BufferedReader) else io.BufferedReader(raw, 1 << 20)
     kind = sniff_compression(buffered.peek(6)[:6])
-    if kind == "gzip":
-        return gzip.GzipFile(fileobj=buffered, mode="rb")
+    if kind == "gzip":  # ISA-L's inflate: 2-3x the standard library's on reads files
+        return igzip.IGzipFile(fileobj=buffered, mode="rb")
     if kind == "bzip2":
         return bz2.BZ2File(buffered, mode="rb")
     if kind == "xz":
