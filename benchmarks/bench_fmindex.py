@@ -274,7 +274,8 @@ def main() -> None:
         parser.add_argument("--reads", type=int, default=1_000_000)
         parser.add_argument("--reuse-peers", type=Path, metavar="JSON",
                             help="take the bwa and bowtie2 rows from an earlier run; measure only seqsift (and the peers on a "
-                            "set that run lacks)")
+                            "set that run lacks). For quick reruns only: this machine's speed drifts up to 2x "
+                            "between runs, so ratios for the record come from a full run")
 
     args = bench_args(__doc__, DATA / "bench_fmindex.json", markdown, options)
     if args is None:
