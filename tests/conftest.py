@@ -24,3 +24,32 @@ def shared_file(name: str) -> Path:
     if not path.exists():
         pytest.fail(f"{path} is missing: the tests need ../shared/data beside the checkout")
     return path
+
+
+@pytest.fixture(autouse=True)
+def _gpu_launch_types(request, monkeypatch):
+    """Under the CUDA simulator, every kernel launch's argument types must be in tests/gpu_kernels.py,
+    the list test_gpu_ptx.py compiles to real PTX for sm_90: the simulator alone runs Python and
+    would miss a kernel NVVM cannot compile for the types the host code actually passes."""
+    from seqsift.backend import _simulated
+
+    if request.node.get_closest_marker("cuda") is None or not _simulated():
+        yield
+        return
+    import numba
+    from numba.cuda.simulator import kernel as sim
+
+    from tests.gpu_kernels import LAUNCHES, kernel_name
+
+    launched = set()
+    call = sim.FakeCUDAKernel.__call__
+
+    def recording(self, *args):
+        if not self._device and not sim._kernel_context:
+            launched.add((kernel_name(self.fn), tuple(numba.typeof(a) for a in args)))
+        return call(self, *args)
+
+    monkeypatch.setattr(sim.FakeCUDAKernel, "__call__", recording)
+    yield
+    unknown = [(name, types) for name, types in launched if types not in LAUNCHES.get(name, ())]
+    assert not unknown, f"kernel launches missing from tests/gpu_kernels.py: {unknown}"

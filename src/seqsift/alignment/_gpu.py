@@ -22,6 +22,7 @@ from seqsift.alignment._packed_cpu import pair_order, query_profile
 
 THREADS_PER_BLOCK = 128  # tests shrink it to run under the simulator
 SHARED_BYTES = 48 << 10
+DPX_SOURCE = resources.files("seqsift.alignment") / "dpx.cu"
 
 
 def _kernel(ops, link):
@@ -55,6 +56,15 @@ def _dpx_ops():
             cuda.declare_device("seqsift_vadd_s16x2", sig2))
 
 
+def build_kernel(dpx: bool):
+    """The database kernel: DPX instructions linked from dpx.cu (sm_90 and later), else packed.py's
+    exact emulation of them."""
+    if not dpx:
+        return _kernel((packed.vimax3_s16x2_relu, packed.viaddmax_s16x2, packed.vadd_s16x2), None)
+    with resources.as_file(DPX_SOURCE) as source:
+        return _kernel(_dpx_ops(), [str(source)])
+
+
 class GpuAligner:
     """Scores of queries against one database on the GPU; the database stays on the device."""
 
@@ -70,11 +80,7 @@ class GpuAligner:
         self._db = cuda.to_device(flat if flat.size else np.zeros(1, np.uint8))
         self._offsets, self._lengths = cuda.to_device(self.offsets), cuda.to_device(self.lengths)
         self.dpx = self._has_dpx() if dpx is None else dpx
-        if self.dpx:
-            with resources.as_file(resources.files("seqsift.alignment") / "dpx.cu") as source:
-                self._kernel = _kernel(_dpx_ops(), [str(source)])
-        else:
-            self._kernel = _kernel((packed.vimax3_s16x2_relu, packed.viaddmax_s16x2, packed.vadd_s16x2), None)
+        self._kernel = build_kernel(self.dpx)
         self._lock = threading.Lock()
 
     @staticmethod

@@ -28,10 +28,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, uint64
 
+from seqsift.fmindex.steps import compile_steps
 from seqsift.intrinsics import popcount64, prefetch
 
 SHORTCUT_NONE, SHORTCUT_RANK, SHORTCUT_VERIFY = 0, 1, 2
-_LOW32 = uint64(0xFFFFFFFF)
 _EMPTY, _LOOKUP, _SEARCH = 0, 1, 2
 _SURVIVE = 4  # small-interval steps before the verify shortcut stops a search: a random read rarely lasts 4
 
@@ -42,12 +42,7 @@ def _below(bit):
     return (uint64(1) << uint64(bit)) - uint64(1)
 
 
-@njit(inline="always", nogil=True, boundscheck=False)
-def rank(blocks, b, i):
-    """Occurrences of base b (0..3) in BWT rows [0, i)."""
-    blk = i >> 6
-    count = (blocks[blk, b >> 1] >> uint64(32 * (b & 1))) & _LOW32
-    return np.int64(count + popcount64(blocks[blk, 2 + b] & _below(i & 63)))
+rank, backward_step = compile_steps(njit(inline="always", nogil=True, boundscheck=False), popcount64)
 
 
 @njit(inline="always", nogil=True, boundscheck=False)
@@ -194,16 +189,7 @@ def search(blocks, C, n, table, k, codes, bounds, kmers, width, shortcut, verify
                 strand = q_of[s] & 1  # the reverse complement reads its codes forwards, complemented
                 b = np.int64(codes[at_of[s]]) ^ (3 * strand)
                 at_of[s] += 2 * strand - 1
-                if shortcut == SHORTCUT_RANK and hi - lo == 1:
-                    blk = lo >> 6
-                    if (blocks[blk, 2 + b] >> uint64(lo & 63)) & uint64(1):
-                        lo = C[b] + rank(blocks, b, lo)
-                        hi = lo + 1
-                    else:
-                        hi = lo
-                else:
-                    lo = C[b] + rank(blocks, b, lo)
-                    hi = C[b] + rank(blocks, b, hi)
+                lo, hi = backward_step(blocks, C, b, lo, hi, shortcut == SHORTCUT_RANK)
                 j -= 1
                 steps = steps_of[s] + 1 if hi - lo <= small else 0
                 if lo >= hi or j == 0 or (steps >= _SURVIVE and j >= stop_from):

@@ -16,16 +16,17 @@ from numba import cuda, int64, uint64
 
 from seqsift.fmindex.build import IndexArrays
 from seqsift.fmindex.query import SearchOptions, Searcher
+from seqsift.fmindex.steps import compile_steps
 
 THREADS_PER_BLOCK = 128  # tests shrink it to run under the simulator
 
 
 @cuda.jit(device=True, inline=True)
-def _rank(blocks, b, i):
-    blk = i >> 6
-    count = (blocks[blk, b >> 1] >> uint64(32 * (b & 1))) & uint64(0xFFFFFFFF)
-    bits = blocks[blk, 2 + b] & ((uint64(1) << uint64(i & 63)) - uint64(1))
-    return int64(count) + int64(cuda.popc(bits))
+def _popc(x):
+    return cuda.popc(x)  # looked up at each call: the simulator swaps in its own `cuda` while a kernel runs
+
+
+_rank, _backward_step = compile_steps(cuda.jit(device=True, inline=True), _popc)
 
 
 @cuda.jit
@@ -56,15 +57,7 @@ def _search_kernel(blocks, C, n, table, k, codes, bounds, nq, lo_out, hi_out):
         while j > 0 and lo < hi:
             i = j - 1
             b = int64(codes[start + i]) if q & 1 == 0 else 3 - int64(codes[start + length - 1 - i])
-            if hi - lo == 1:  # one rank: the row survives only if its BWT symbol is b
-                if (blocks[lo >> 6, 2 + b] >> uint64(lo & 63)) & uint64(1):
-                    lo = C[b] + _rank(blocks, b, lo)
-                    hi = lo + 1
-                else:
-                    hi = lo
-            else:
-                lo = C[b] + _rank(blocks, b, lo)
-                hi = C[b] + _rank(blocks, b, hi)
+            lo, hi = _backward_step(blocks, C, b, lo, hi, True)
             j -= 1
     lo_out[q] = lo
     hi_out[q] = max(lo, hi)

@@ -10,7 +10,7 @@ import argparse
 import numpy as np
 from numba import njit
 
-from seqsift.fmindex._cpu import locate_steps_histogram, rank
+from seqsift.fmindex._cpu import backward_step, locate_steps_histogram
 from seqsift.fmindex.api import FMIndex
 from seqsift.fmindex.reference import READ_CODE
 from seqsift.io.reads import read_reads
@@ -51,7 +51,7 @@ def _trace(blocks, C, n, table, k, codes, bounds, first_single, emptied, steps):
             if j == 0:
                 break
             b = base(j - 1)
-            lo, hi = C[b] + rank(blocks, b, lo), C[b] + rank(blocks, b, hi)
+            lo, hi = backward_step(blocks, C, b, lo, hi, False)
             j -= 1
             step += 1
         steps[q] = step

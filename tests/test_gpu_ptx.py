@@ -1,0 +1,122 @@
+"""Every GPU kernel compiled for the H200 (sm_90) by NVIDIA's own compilers, with no GPU: NVVM turns
+each kernel, with the argument types its host code launches it with (tests/gpu_kernels.py), into
+PTX, and nvJitLink assembles that PTX into a cubin (ptxas: registers, shared memory, and, for the
+alignment kernel, the DPX functions of dpx.cu compiled by NVRTC and linked in). The simulator tests
+run the same kernels as Python; these catch what only the real compilers would reject."""
+
+import importlib
+from types import SimpleNamespace
+
+import numba.cuda.dispatcher
+import pytest
+from numba import cuda
+from numba.cuda.dispatcher import CUDADispatcher
+
+from seqsift.backend import _simulated
+from tests.gpu_kernels import ALIGN, LAUNCHES, kernel_name
+
+ARCH = "sm_90"
+GPU_MODULES = ["seqsift.alignment._gpu", "seqsift.find._gpu", "seqsift.fmindex._gpu", "seqsift.scan._gpu"]
+
+pytestmark = pytest.mark.skipif(_simulated(), reason="compiles with the real NVVM: run without NUMBA_ENABLE_CUDASIM")
+
+
+def variants(name: str) -> dict[str, object]:
+    """The Python functions compiled under one kernel name: the alignment kernel has two builds."""
+    if name == ALIGN:
+        from seqsift.alignment._gpu import build_kernel
+
+        return {"emulated": build_kernel(dpx=False), "dpx": build_kernel(dpx=True)}
+    module, attr = name.rsplit(".", 1)
+    return {"": getattr(importlib.import_module(module), attr)}
+
+
+@pytest.fixture(autouse=True)
+def hopper(monkeypatch):
+    """compile_ptx takes the kernel's target, but numba-cuda compiles the device functions a kernel
+    calls for the current device, which needs a driver: here that device is an sm_90 one."""
+    monkeypatch.setattr(numba.cuda.dispatcher, "get_current_device", lambda: SimpleNamespace(compute_capability=(9, 0)))
+
+
+def ptx_of(kernel, sig) -> str:
+    ptx, _ = cuda.compile_ptx(kernel.py_func, sig, cc=(9, 0))
+    return ptx
+
+
+def nvrtc_ptx(source: str, name: str) -> bytes:
+    """CUDA C to PTX, with the options numba-cuda uses for linked files (relocatable device code)."""
+    from cuda.bindings import nvrtc
+
+    err, prog = nvrtc.nvrtcCreateProgram(source.encode(), name.encode(), 0, [], [])
+    assert err == nvrtc.nvrtcResult.NVRTC_SUCCESS, err
+    try:
+        (err,) = nvrtc.nvrtcCompileProgram(prog, 2, [f"--gpu-architecture={ARCH}".encode(), b"-rdc=true"])
+        # the buffers are bytearrays: NVRTC writes into them, and a bytes of length 1 is Python's shared b" "
+        _, size = nvrtc.nvrtcGetProgramLogSize(prog)
+        log = bytearray(size)
+        nvrtc.nvrtcGetProgramLog(prog, log)
+        assert err == nvrtc.nvrtcResult.NVRTC_SUCCESS, log.decode(errors="replace")
+        _, size = nvrtc.nvrtcGetPTXSize(prog)
+        ptx = bytearray(size)
+        nvrtc.nvrtcGetPTX(prog, ptx)
+        return bytes(ptx).rstrip(b"\0")
+    finally:
+        nvrtc.nvrtcDestroyProgram(prog)
+
+
+def link_cubin(*ptx: bytes) -> bytes:
+    """PTX to a cubin for sm_90 through nvJitLink (ptxas and the device linker); raises with the log."""
+    from cuda.bindings import nvjitlink
+
+    handle = nvjitlink.create(1, [f"-arch={ARCH}"])
+    try:
+        for i, code in enumerate(ptx):
+            nvjitlink.add_data(handle, nvjitlink.InputType.PTX, code, len(code), f"part{i}.ptx")
+        try:
+            nvjitlink.complete(handle)
+        except nvjitlink.nvJitLinkError as exc:
+            log = bytearray(nvjitlink.get_error_log_size(handle))
+            nvjitlink.get_error_log(handle, log)
+            raise AssertionError(log.decode(errors="replace")) from exc
+        cubin = bytearray(nvjitlink.get_linked_cubin_size(handle))
+        nvjitlink.get_linked_cubin(handle, cubin)
+        return bytes(cubin)
+    finally:
+        nvjitlink.destroy(handle)
+
+
+def test_every_kernel_in_the_package_is_listed():
+    found = set()
+    for module in map(importlib.import_module, GPU_MODULES):
+        for obj in vars(module).values():
+            if isinstance(obj, CUDADispatcher) and not obj.targetoptions.get("device"):
+                found.add(kernel_name(obj.py_func))
+    found.add(kernel_name(variants(ALIGN)["emulated"].py_func))  # built by a factory, not at import
+    assert found == set(LAUNCHES)
+
+
+CASES = [(name, i, build) for name, sigs in LAUNCHES.items() for i in range(len(sigs))
+         for build in (["emulated", "dpx"] if name == ALIGN else [""])]
+
+
+@pytest.mark.parametrize("name,i,build", CASES, ids=[f"{n.split('.')[-1 if n != ALIGN else 2]}-{i}{'-' + b if b else ''}"
+                                                      for n, i, b in CASES])
+def test_kernel_compiles_and_assembles_for_sm_90(name, i, build):
+    kernel = variants(name)[build]
+    ptx = ptx_of(kernel, LAUNCHES[name][i])
+    assert f".target {ARCH}" in ptx and ".entry" in ptx
+    parts = [ptx.encode()]
+    if build == "dpx":
+        from seqsift.alignment._gpu import DPX_SOURCE
+
+        assert ".extern .func" in ptx and "seqsift_vimax3_s16x2_relu" in ptx  # the calls left to the linker
+        parts.append(nvrtc_ptx(DPX_SOURCE.read_text(), "dpx.cu"))
+    assert link_cubin(*parts)[:4] == b"\x7fELF"
+
+
+def test_dpx_source_uses_the_hopper_packed_instructions():
+    from seqsift.alignment._gpu import DPX_SOURCE
+
+    ptx = nvrtc_ptx(DPX_SOURCE.read_text(), "dpx.cu").decode()
+    assert "max.s16x2.relu" in ptx  # __vimax3_s16x2_relu
+    assert "add.s16x2" in ptx or "vadd2" in ptx or "add.u16x2" in ptx
