@@ -5,6 +5,7 @@ batches parsed at once (read_reads), and raw blocks framed here and parsed elsew
 
 import gzip
 import re
+import zlib
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -104,6 +105,23 @@ def test_malformed_records_name_their_line(tmp_path, monkeypatch, text, line, me
     with pytest.raises(FormatError, match=re.escape(message)) as info:
         parsed(path, 2, way)
     assert info.value.line == line and "bad.fq.gz" in str(info.value)
+
+
+def test_truncated_gzip_names_the_line_it_broke_in(tmp_path, monkeypatch, way):
+    """Not the first line of the block being read: a cut download is reported near where it was
+    cut. ISA-L drops what it had inflated from its last input chunk, so "near" is within one such
+    chunk (tens of KB); the first unparsed line, named before, lay about BLOCK (here 1 MB) back."""
+    monkeypatch.setattr(reads_module, "BLOCK", 1 << 20)
+    text = b"".join(b"@r%d\nACGTACGTAC\n+\nIIIIIIIIII\n" % i for i in range(100_000))
+    whole = gzip.compress(text, compresslevel=1)
+    cut = whole[: len(whole) * 3 // 4]
+    (tmp_path / "cut.fq.gz").write_bytes(cut)
+    survives = zlib.decompressobj(31).decompress(cut)  # what an inflater can recover from the cut file
+    broke_in = survives.count(b"\n") + 1
+    with pytest.raises(FormatError, match="decompress") as info:
+        parsed(tmp_path / "cut.fq.gz", 1000, way)
+    assert broke_in - survives[-300_000:].count(b"\n") <= info.value.line <= broke_in
+    assert "cut.fq.gz" in str(info.value)
 
 
 def test_empty_file_has_no_reads(tmp_path):

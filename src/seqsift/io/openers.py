@@ -84,10 +84,9 @@ def read_or_raise(stream: BinaryIO, size: int, path: str, line: int = 0) -> byte
         return stream.read(size)
 
 
-def readinto_or_raise(stream: BinaryIO, view, path: str, line: int = 0) -> int:
-    """stream.readinto(view), with read_or_raise's errors."""
-    with _decompression_errors(path, line):
-        return stream.readinto(view)
+def decompression_failed(path: str, line: int, exc: BaseException) -> FormatError:
+    """The error for a stream that broke (truncated, corrupt, a read failure) at `line`."""
+    return FormatError(display_name(path), line, f"cannot read or decompress: {exc}")
 
 
 @contextlib.contextmanager
@@ -95,4 +94,4 @@ def _decompression_errors(path: str, line: int):
     try:
         yield
     except DECOMPRESSION_ERRORS as exc:
-        raise FormatError(display_name(path), line, f"cannot read or decompress: {exc}") from None
+        raise decompression_failed(path, line, exc) from None

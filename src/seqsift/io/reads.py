@@ -18,7 +18,8 @@ from numba import njit, uint8, uint64
 from seqsift.errors import FormatError, InputError
 from seqsift.intrinsics import cttz64, eq_mask32
 from seqsift.io.fastx import FOLD
-from seqsift.io.openers import STDIN, display_name, open_decompressed, readinto_or_raise, sniff_compression
+from seqsift.io.openers import (DECOMPRESSION_ERRORS, STDIN, decompression_failed, display_name, open_decompressed,
+                                sniff_compression)
 from seqsift.io.recycled import Buffers
 
 BLOCK = 16 << 20
@@ -340,7 +341,10 @@ def _extended(stream, rest: np.ndarray, buffers: Buffers, path: str, line: int) 
     view = memoryview(data)
     got = rest.size
     while got < data.size:
-        n = readinto_or_raise(stream, view[got:], path, line)
+        try:
+            n = stream.readinto(view[got:])
+        except DECOMPRESSION_ERRORS as exc:  # named at the line the stream broke in, not the block's first
+            raise decompression_failed(path, line + int(np.count_nonzero(data[:got] == ord("\n"))), exc) from None
         if not n:
             return data[:got], True
         got += n
