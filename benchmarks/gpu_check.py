@@ -156,6 +156,8 @@ def align_check(report: dict) -> None:
     db = Database([str(i) for i in range(len(seqs))], seqs, scoring)
     residues = db.residues()
     aligners = {dpx: GpuAligner(db.codes, scoring.matrix, 11, 1, dpx=dpx) for dpx in (False, True)}
+    # without link-time optimization (no nvJitLink) every DPX instruction is a call: docs/gpu.md
+    report["align_dpx_lto"] = bool(aligners[True]._kernel.targetoptions.get("lto"))
     rows = []
     for length in (100, 250, 500, 1000):
         q = scoring.encode(letters[rng.integers(0, 20, length)].tobytes())

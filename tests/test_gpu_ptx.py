@@ -1,10 +1,12 @@
 """Every GPU kernel compiled for the H200 (sm_90) by NVIDIA's own compilers, with no GPU: NVVM turns
 each kernel, with the argument types its host code launches it with (tests/gpu_kernels.py), into
-PTX, and nvJitLink assembles that PTX into a cubin (ptxas: registers, shared memory, and, for the
-alignment kernel, the DPX functions of dpx.cu compiled by NVRTC and linked in). The simulator tests
-run the same kernels as Python; these catch what only the real compilers would reject."""
+PTX (read here) and LTO-IR, which nvJitLink optimizes and assembles into a cubin as numba-cuda does
+at launch (ptxas: registers, shared memory; for the alignment kernel's DPX build, dpx.cu compiled by
+NVRTC is linked in and its functions must inline). The simulator tests run the same kernels as
+Python; these catch what only the real compilers would reject."""
 
 import importlib
+import re
 from types import SimpleNamespace
 
 import numba.cuda.dispatcher
@@ -43,35 +45,45 @@ def ptx_of(kernel, sig) -> str:
     return ptx
 
 
-def nvrtc_ptx(source: str, name: str) -> bytes:
-    """CUDA C to PTX, with the options numba-cuda uses for linked files (relocatable device code)."""
+def ltoir_of(kernel, sig) -> bytes:
+    """The kernel as LTO-IR: what numba-cuda hands nvJitLink at launch when nvJitLink is installed."""
+    code, _ = cuda.compile(kernel.py_func, sig, device=False, abi="numba", cc=(9, 0), output="ltoir")
+    return bytes(code)
+
+
+def nvrtc_compile(source: str, name: str, ltoir: bool) -> bytes:
+    """CUDA C to PTX or LTO-IR, with the options numba-cuda uses for linked files (relocatable
+    device code)."""
     from cuda.bindings import nvrtc
 
     err, prog = nvrtc.nvrtcCreateProgram(source.encode(), name.encode(), 0, [], [])
     assert err == nvrtc.nvrtcResult.NVRTC_SUCCESS, err
     try:
-        (err,) = nvrtc.nvrtcCompileProgram(prog, 2, [f"--gpu-architecture={ARCH}".encode(), b"-rdc=true"])
+        options = [f"--gpu-architecture={ARCH}".encode(), b"-rdc=true"] + ([b"-dlto"] if ltoir else [])
+        (err,) = nvrtc.nvrtcCompileProgram(prog, len(options), options)
         # the buffers are bytearrays: NVRTC writes into them, and a bytes of length 1 is Python's shared b" "
         _, size = nvrtc.nvrtcGetProgramLogSize(prog)
         log = bytearray(size)
         nvrtc.nvrtcGetProgramLog(prog, log)
         assert err == nvrtc.nvrtcResult.NVRTC_SUCCESS, log.decode(errors="replace")
-        _, size = nvrtc.nvrtcGetPTXSize(prog)
-        ptx = bytearray(size)
-        nvrtc.nvrtcGetPTX(prog, ptx)
-        return bytes(ptx).rstrip(b"\0")
+        get_size, get = (nvrtc.nvrtcGetLTOIRSize, nvrtc.nvrtcGetLTOIR) if ltoir else (nvrtc.nvrtcGetPTXSize, nvrtc.nvrtcGetPTX)
+        _, size = get_size(prog)
+        out = bytearray(size)
+        get(prog, out)
+        return bytes(out) if ltoir else bytes(out).rstrip(b"\0")
     finally:
         nvrtc.nvrtcDestroyProgram(prog)
 
 
-def link_cubin(*ptx: bytes) -> bytes:
-    """PTX to a cubin for sm_90 through nvJitLink (ptxas and the device linker); raises with the log."""
+def link_cubin(*ltoir: bytes) -> tuple[bytes, str]:
+    """LTO-IR to a cubin for sm_90 through nvJitLink (link-time optimization, then ptxas), as
+    numba-cuda links at launch: (cubin, ptxas's report); raises with the error log."""
     from cuda.bindings import nvjitlink
 
-    handle = nvjitlink.create(1, [f"-arch={ARCH}"])
+    handle = nvjitlink.create(3, [f"-arch={ARCH}", "-lto", "-verbose"])
     try:
-        for i, code in enumerate(ptx):
-            nvjitlink.add_data(handle, nvjitlink.InputType.PTX, code, len(code), f"part{i}.ptx")
+        for i, code in enumerate(ltoir):
+            nvjitlink.add_data(handle, nvjitlink.InputType.LTOIR, code, len(code), f"part{i}.ltoir")
         try:
             nvjitlink.complete(handle)
         except nvjitlink.nvJitLinkError as exc:
@@ -80,7 +92,9 @@ def link_cubin(*ptx: bytes) -> bytes:
             raise AssertionError(log.decode(errors="replace")) from exc
         cubin = bytearray(nvjitlink.get_linked_cubin_size(handle))
         nvjitlink.get_linked_cubin(handle, cubin)
-        return bytes(cubin)
+        info = bytearray(nvjitlink.get_info_log_size(handle))
+        nvjitlink.get_info_log(handle, info)
+        return bytes(cubin), info.decode(errors="replace")
     finally:
         nvjitlink.destroy(handle)
 
@@ -102,21 +116,24 @@ CASES = [(name, i, build) for name, sigs in LAUNCHES.items() for i in range(len(
 @pytest.mark.parametrize("name,i,build", CASES, ids=[f"{n.split('.')[-1 if n != ALIGN else 2]}-{i}{'-' + b if b else ''}"
                                                       for n, i, b in CASES])
 def test_kernel_compiles_and_assembles_for_sm_90(name, i, build):
-    kernel = variants(name)[build]
-    ptx = ptx_of(kernel, LAUNCHES[name][i])
+    kernel, sig = variants(name)[build], LAUNCHES[name][i]
+    ptx = ptx_of(kernel, sig)
     assert f".target {ARCH}" in ptx and ".entry" in ptx
-    parts = [ptx.encode()]
+    parts = [ltoir_of(kernel, sig)]
     if build == "dpx":
         from seqsift.alignment._gpu import DPX_SOURCE
 
         assert ".extern .func" in ptx and "seqsift_vimax3_s16x2_relu" in ptx  # the calls left to the linker
-        parts.append(nvrtc_ptx(DPX_SOURCE.read_text(), "dpx.cu"))
-    assert link_cubin(*parts)[:4] == b"\x7fELF"
+        parts.append(nvrtc_compile(DPX_SOURCE.read_text(), "dpx.cu", ltoir=True))
+    cubin, report = link_cubin(*parts)
+    assert cubin[:4] == b"\x7fELF" and "registers" in report
+    if build == "dpx":  # link-time optimization inlined the DPX functions: no call frames, no spills
+        assert re.findall(r"(\d+) bytes stack frame", report) and not re.search(r"[1-9]\d* bytes (stack frame|spill)", report)
 
 
 def test_dpx_source_uses_the_hopper_packed_instructions():
     from seqsift.alignment._gpu import DPX_SOURCE
 
-    ptx = nvrtc_ptx(DPX_SOURCE.read_text(), "dpx.cu").decode()
+    ptx = nvrtc_compile(DPX_SOURCE.read_text(), "dpx.cu", ltoir=False).decode()
     assert "max.s16x2.relu" in ptx  # __vimax3_s16x2_relu
     assert "add.s16x2" in ptx or "vadd2" in ptx or "add.u16x2" in ptx
