@@ -2,6 +2,10 @@
 timings. Run it in one call through the device tool; record what it prints in docs/gpu.md.
 
     python benchmarks/gpu_check.py [--gib 4] [--out DIR] [--skip find,fmindex,align,scan]
+    NUMBA_ENABLE_CUDASIM=1 python benchmarks/gpu_check.py --smoke   # every path, tiny, no GPU
+
+`--smoke` runs every section at toy sizes under the CUDA simulator (tests/test_gpu_check.py, in
+`make test`), so the script a device session spends its minutes on has run before.
 
 Scanning: 30,000 signatures over 256 MiB of /usr/bin; the GPU key + tag filter's candidates equal
 to the CPU's, filter GB/s on device-resident data, and the whole pipeline end to end (CPU and GPU
@@ -22,6 +26,7 @@ overlap, total time approaches max(transfer, compute) rather than their sum.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import gzip
 import json
 import os
@@ -37,6 +42,44 @@ from seqsift.find.plan import make_plan
 from seqsift.io.chunks import ArrayStream, ChunkReader
 
 GENOME = Path(__file__).resolve().parents[1] / "src" / "seqsift" / "data" / "lambda_virus.fa.gz"
+MIB = 1 << 20
+
+
+@dataclasses.dataclass(frozen=True)
+class Plan:
+    """Sizes and launch shapes: FULL on a GPU, SMOKE under the simulator (each thread is Python)."""
+
+    find_config: GpuConfig = GpuConfig()
+    find_text: int = 64 * MIB  # DNA for the correctness checks, and its chunk sizes
+    find_chunks: tuple = (8 * MIB, 3 * MIB, 1 * MIB)
+    find_binary: int = 16 * MIB
+    find_shapes: tuple = ((256, 8), (128, 16), (512, 4))  # (threads per block, blocks per SM) timed
+    find_timed_chunk: int = 64 * MIB
+    h2d_bytes: int = 1 << 30
+    fm_genome: int = 5_000_000
+    fm_reads: int = 1_000_000
+    fm_read_length: int = 100
+    fm_checked: int = 200_000
+    align_sequences: int = 20_000
+    align_lengths: tuple = (50, 800)  # database sequence lengths, low and high
+    align_queries: tuple = (100, 250, 500, 1000)
+    align_dpx: tuple = (False, True)  # the simulator has no DPX: declare_device needs a real GPU
+    scan_bytes: int = 256 * MIB
+    scan_signatures: int = 30_000
+    scan_present: tuple = (0.0, 0.01)  # fractions of the signatures taken from the data
+    scan_buffer: int = 8 * MIB
+    scan_out: int = 1 << 24
+    scan_config_args: tuple = ()  # ScanConfig(*args)
+    scan_pipeline_buffer: int | None = None  # Scanner's default
+
+
+FULL = Plan()
+SMOKE = Plan(find_config=GpuConfig(threads_per_block=8, blocks_per_sm=2, streams=2, out_capacity=4),
+             find_text=600, find_chunks=(600, 400, 250), find_binary=300, find_shapes=((8, 2),),
+             find_timed_chunk=300, h2d_bytes=1 << 16, fm_genome=2000, fm_reads=16, fm_read_length=24, fm_checked=8,
+             align_sequences=6, align_lengths=(3, 20), align_queries=(9,), align_dpx=(False,),
+             scan_bytes=3000, scan_signatures=40, scan_present=(0.0, 0.3), scan_buffer=3000, scan_out=256, scan_config_args=(8, 1, 8),
+             scan_pipeline_buffer=1024)
 
 
 def genome_text(size: int) -> np.ndarray:
@@ -57,18 +100,21 @@ def gpu_offsets(pattern: bytes, text: np.ndarray, config: GpuConfig, chunk: int)
     return pos, count
 
 
-def check_correctness(report: dict) -> None:
+def check_correctness(report: dict, plan: Plan) -> None:
     rng = np.random.default_rng(7)
-    text = genome_text(64 << 20)
+    text = genome_text(plan.find_text)
+    base = plan.find_config
     checks = []
-    for pattern in (b"GATC", bytes(text[5000:5020]), bytes(text[9000:9100]), b"A" * 12):
+    at = (plan.find_text // 13, plan.find_text // 7)  # 5000 and 9000 at 64 MiB would do as well
+    for pattern in (b"GATC", bytes(text[at[0] : at[0] + 20]), bytes(text[at[1] : at[1] + 100]), b"A" * 12):
         want = cpu_offsets(pattern, text)
-        for config, chunk in ((GpuConfig(), 8 << 20), (GpuConfig(streams=1), 3 << 20), (GpuConfig(out_capacity=16), 1 << 20)):
+        configs = (base, dataclasses.replace(base, streams=1), dataclasses.replace(base, out_capacity=min(16, base.out_capacity)))
+        for config, chunk in zip(configs, plan.find_chunks):
             got, count = gpu_offsets(pattern, text, config, chunk)
             checks.append(bool(np.array_equal(got, want) and count == want.size))
-    binary = rng.integers(0, 4, 16 << 20).astype(np.uint8)
+    binary = rng.integers(0, 4, plan.find_binary).astype(np.uint8)
     want = cpu_offsets(b"\x01\x02\x03", binary)
-    got, count = gpu_offsets(b"\x01\x02\x03", binary, GpuConfig(), 4 << 20)
+    got, count = gpu_offsets(b"\x01\x02\x03", binary, base, plan.find_binary // 4)
     checks.append(bool(np.array_equal(got, want) and count == want.size))
     report["correct"] = all(checks)
     report["checks"] = len(checks)
@@ -115,7 +161,7 @@ def end_to_end(pattern: bytes, text: np.ndarray, config: GpuConfig, chunk: int) 
     return text.size / float(np.median(best)) / 1e9, total
 
 
-def fmindex_check(report: dict) -> None:
+def fmindex_check(report: dict, plan: Plan) -> None:
     import tempfile
 
     from seqsift.fmindex.api import FMIndex
@@ -125,13 +171,13 @@ def fmindex_check(report: dict) -> None:
     rng = np.random.default_rng(3)
     with tempfile.TemporaryDirectory() as tmp:
         fasta = Path(tmp) / "g.fa"
-        fasta.write_bytes(b">g\n" + np.frombuffer(b"ACGT", np.uint8)[rng.integers(0, 4, 5_000_000)].tobytes() + b"\n")
+        fasta.write_bytes(b">g\n" + np.frombuffer(b"ACGT", np.uint8)[rng.integers(0, 4, plan.fm_genome)].tobytes() + b"\n")
         index = FMIndex.build(fasta)
-        reads = [s for _, s in simulate(fasta, 1_000_000, 100, found_fraction=0.9, seed=1)]
+        reads = [s for _, s in simulate(fasta, plan.fm_reads, plan.fm_read_length, found_fraction=0.9, seed=1)]
     flat = np.frombuffer(b"".join(reads), np.uint8)
-    codes, bounds = READ_CODE[flat], np.arange(0, flat.size + 1, 100, dtype=np.int64)
+    codes, bounds = READ_CODE[flat], np.arange(0, flat.size + 1, plan.fm_read_length, dtype=np.int64)
     cpu, gpu = index.searcher(), index.searcher(backend="cuda")
-    part = bounds[: 200_001]
+    part = bounds[: plan.fm_checked + 1]
     a, b = cpu.hits(codes, part, 100), gpu.hits(codes, part, 100)
     report["fmindex_correct"] = bool(np.array_equal(a.counts, b.counts) and np.array_equal(a.text_pos, b.text_pos)
                                      and np.array_equal(a.strand, b.strand))
@@ -140,26 +186,26 @@ def fmindex_check(report: dict) -> None:
         fn()
         start = time.perf_counter()
         fn()
-        report[f"fmindex_{label}_reads_per_s"] = round(1_000_000 / (time.perf_counter() - start))
+        report[f"fmindex_{label}_reads_per_s"] = round(plan.fm_reads / (time.perf_counter() - start))
     print(json.dumps({k: v for k, v in report.items() if k.startswith("fmindex")}), flush=True)
 
 
-def align_check(report: dict) -> None:
+def align_check(report: dict, plan: Plan) -> None:
     from seqsift.alignment import Database, matrix
     from seqsift.alignment._gpu import GpuAligner
     from seqsift.alignment.database import scores
 
     rng = np.random.default_rng(4)
     letters = np.frombuffer(b"ARNDCQEGHILKMFPSTWYV", np.uint8)
-    seqs = [letters[rng.integers(0, 20, int(rng.integers(50, 800)))].tobytes() for _ in range(20_000)]
+    seqs = [letters[rng.integers(0, 20, int(rng.integers(*plan.align_lengths)))].tobytes() for _ in range(plan.align_sequences)]
     scoring = matrix("BLOSUM62", 11, 1)
     db = Database([str(i) for i in range(len(seqs))], seqs, scoring)
     residues = db.residues()
-    aligners = {dpx: GpuAligner(db.codes, scoring.matrix, 11, 1, dpx=dpx) for dpx in (False, True)}
-    # without link-time optimization (no nvJitLink) every DPX instruction is a call: docs/gpu.md
-    report["align_dpx_lto"] = bool(aligners[True]._kernel.targetoptions.get("lto"))
+    aligners = {dpx: GpuAligner(db.codes, scoring.matrix, 11, 1, dpx=dpx) for dpx in plan.align_dpx}
+    if True in aligners:  # without link-time optimization (no nvJitLink) every DPX instruction is a call
+        report["align_dpx_lto"] = bool(aligners[True]._kernel.targetoptions.get("lto"))
     rows = []
-    for length in (100, 250, 500, 1000):
+    for length in plan.align_queries:
         q = scoring.encode(letters[rng.integers(0, 20, length)].tobytes())
         want = scores(q, db)
         row = {"query_length": length}
@@ -176,7 +222,7 @@ def align_check(report: dict) -> None:
     report["align_rows"] = rows
 
 
-def scan_check(report: dict) -> None:
+def scan_check(report: dict, plan: Plan) -> None:
     """Signature scanning: the GPU key + tag filter's candidates equal to the CPU's on real-like
     bytes, then filter throughput on device-resident data and the whole pipeline end to end
     (rotating pinned buffers), at ~0 and 1% of 30,000 signatures present."""
@@ -189,12 +235,18 @@ def scan_check(report: dict) -> None:
     from seqsift.scan.signatures import from_strings
 
     rng = np.random.default_rng(6)
-    data = np.concatenate([np.fromfile(p, np.uint8) for p in sorted(Path("/usr/bin").iterdir())[:400]
-                           if p.is_file() and not p.is_symlink()])[: 256 << 20]
+    parts, have = [], 0
+    for path in sorted(Path("/usr/bin").iterdir())[:400]:
+        if have < plan.scan_bytes and path.is_file() and not path.is_symlink():
+            parts.append(np.fromfile(path, np.uint8))
+            have += parts[-1].size
+    data = np.concatenate(parts)[: plan.scan_bytes]
+    size = plan.scan_buffer
+    cfg = ScanConfig(*plan.scan_config_args)
     rows = []
-    for present in (0.0, 0.01):
+    for present in plan.scan_present:
         sigs = []
-        for k in range(30_000):
+        for k in range(plan.scan_signatures):
             n = int(rng.integers(16, 65))
             if rng.random() < present:
                 a = int(rng.integers(0, data.size - n))
@@ -202,20 +254,19 @@ def scan_check(report: dict) -> None:
             else:
                 sigs.append(rng.integers(0, 256, n, dtype=np.uint8).tobytes().hex())
         signatures = from_strings(sigs)
-        eng = Engine(signatures, filter="table", sample=data[: 4 << 20])
-        buf = GpuFilter.host_buffer(PAD + (8 << 20) + PAD)
+        eng = Engine(signatures, filter="table", sample=data[: 4 * MIB])
+        buf = GpuFilter.host_buffer(PAD + size + PAD)
         buf[:] = 0
-        buf[PAD : PAD + (8 << 20)] = data[: 8 << 20]
-        gpu = GpuFilter(eng.seed_table, ScanConfig())
-        want = eng.table_candidates(eng.seed_table, buf, PAD, PAD + (8 << 20))
-        gpu.count(buf, 8 << 20)
+        buf[PAD : PAD + size] = data[:size]
+        gpu = GpuFilter(eng.seed_table, cfg)
+        want = eng.table_candidates(eng.seed_table, buf, PAD, PAD + size)
+        gpu.count(buf, size)
         got = gpu.candidates()
         row = {"present": present, "candidates_equal": bool(np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])),
-               "candidates_8MiB": int(want[0].size)}
+               "buffer_bytes": size, "candidates": int(want[0].size)}
         whole = cuda.to_device(np.concatenate([np.zeros(PAD, np.uint8), data, np.zeros(PAD, np.uint8)]))
-        out = (cuda.device_array(1 << 24, np.int64), cuda.device_array(1 << 24, np.int64))
+        out = (cuda.device_array(plan.scan_out, np.int64), cuda.device_array(plan.scan_out, np.int64))
         counter = cuda.to_device(np.zeros(1, np.int64))
-        cfg = ScanConfig()
         blocks = max(1, min(cfg.blocks * 16, data.size // cfg.threads_per_block))
         _table_kernel[blocks, cfg.threads_per_block](whole, data.size, gpu.starts, gpu.tags, gpu.masks, *out, counter)
         cuda.synchronize()
@@ -225,9 +276,10 @@ def scan_check(report: dict) -> None:
             _table_kernel[blocks, cfg.threads_per_block](whole, data.size, gpu.starts, gpu.tags, gpu.masks, *out, counter)
         cuda.synchronize()
         row["filter_kernel_GBps"] = round(5 * data.size / (time.perf_counter() - start) / 1e9, 2)
-        objects = [data[i : i + (1 << 20)].tobytes() for i in range(0, data.size, 1 << 20)]
+        objects = [data[i : i + MIB].tobytes() for i in range(0, data.size, MIB)]
+        sizes = {"buffer_size": plan.scan_pipeline_buffer} if plan.scan_pipeline_buffer else {}
         for backend in ("cpu", "cuda"):
-            with Scanner(signatures, backend=backend, threads=os.cpu_count()) as scanner:
+            with Scanner(signatures, backend=backend, threads=os.cpu_count(), gpu_config=cfg, **sizes) as scanner:
                 start = time.perf_counter()
                 found = list(scanner.scan(objects_of(objects), lambda p, w: None))
                 row[f"{backend}_end_to_end_GBps"] = round(data.size / (time.perf_counter() - start) / 1e9, 2)
@@ -239,44 +291,48 @@ def scan_check(report: dict) -> None:
     report["scan_rows"] = rows
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser()
     parser.add_argument("--gib", type=float, default=4.0)
     parser.add_argument("--out", type=Path, default=Path(os.environ.get("OUT", ".")))
     parser.add_argument("--skip", default="", help="comma-separated sections to skip: find, fmindex, align, scan")
-    args = parser.parse_args()
+    parser.add_argument("--smoke", action="store_true", help="toy sizes, for the CUDA simulator")
+    args = parser.parse_args(argv)
+    plan = SMOKE if args.smoke else FULL
     skip = set(args.skip.split(","))
     dev = cuda.get_current_device()
-    report = {"device": str(dev.name), "sms": dev.MULTIPROCESSOR_COUNT}
+    report = {"device": str(getattr(dev, "name", "CUDA simulator")), "sms": getattr(dev, "MULTIPROCESSOR_COUNT", None), "smoke": args.smoke}
     args.out.mkdir(parents=True, exist_ok=True)
     for name, check in (("scan", scan_check), ("fmindex", fmindex_check), ("align", align_check)):
         if name not in skip:
             try:
-                check(report)
+                check(report, plan)
             except Exception as exc:  # one failing section must not hide the others' numbers
                 report[f"{name}_error"] = repr(exc)
                 print(json.dumps({f"{name}_error": repr(exc)}), flush=True)
             (args.out / "gpu_check.json").write_text(json.dumps(report, indent=1))
     if "find" in skip:
-        return
-    check_correctness(report)
+        return report
+    check_correctness(report, plan)
     print(json.dumps(report), flush=True)
-    text = genome_text(int(args.gib * (1 << 30)))
-    report["h2d_GBps"] = round(h2d_bandwidth(1 << 30), 2)
+    text = genome_text(plan.find_text if args.smoke else int(args.gib * (1 << 30)))
+    report["h2d_GBps"] = round(h2d_bandwidth(plan.h2d_bytes), 2)
     rows = []
-    for pattern in (bytes(text[4000:4008]), bytes(text[4000:4020]), bytes(text[4000:4100])):
-        for tpb, bps in ((256, 8), (128, 16), (512, 4)):
-            config = GpuConfig(threads_per_block=tpb, blocks_per_sm=bps)
+    at = text.size // 3
+    for pattern in (bytes(text[at : at + 8]), bytes(text[at : at + 20]), bytes(text[at : at + 100])):
+        for tpb, bps in plan.find_shapes:
+            config = dataclasses.replace(plan.find_config, threads_per_block=tpb, blocks_per_sm=bps)
             row = {"m": len(pattern), "threads_per_block": tpb, "blocks_per_sm": bps,
                    "kernel_GBps": round(kernel_only(pattern, text[: 1 << 30], config), 2)}
             for streams in (1, 3):
-                rate, count = end_to_end(pattern, text, GpuConfig(threads_per_block=tpb, blocks_per_sm=bps, streams=streams), 64 << 20)
+                rate, count = end_to_end(pattern, text, dataclasses.replace(config, streams=streams), plan.find_timed_chunk)
                 row[f"end_to_end_{streams}_streams_GBps"] = round(rate, 2)
             rows.append(row)
             print(json.dumps(row), flush=True)
     report["rows"] = rows
     (args.out / "gpu_check.json").write_text(json.dumps(report, indent=1))
     print(json.dumps({k: v for k, v in report.items() if k != "rows"}))
+    return report
 
 
 if __name__ == "__main__":
