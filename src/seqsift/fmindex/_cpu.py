@@ -42,25 +42,12 @@ def _below(bit):
     return (uint64(1) << uint64(bit)) - uint64(1)
 
 
-rank, backward_step = compile_steps(njit(inline="always", nogil=True, boundscheck=False), popcount64)
+_, backward_step, _lf = compile_steps(njit(inline="always", nogil=True, boundscheck=False), popcount64)
 
 
 @njit(inline="always", nogil=True, boundscheck=False)
 def _touch(base, row):
     prefetch(base + uint64(row >> 6) * uint64(64))
-
-
-@njit(inline="always", nogil=True, boundscheck=False)
-def _lf(blocks, C, r):
-    """(next row by LF, or -1 when row r is marked)."""
-    blk = r >> 6
-    bit = uint64(r & 63)
-    if (blocks[blk, 6] >> bit) & uint64(1):
-        return -1
-    # the row's base without branches: an unmarked row has exactly one of the four bits set
-    b = np.int64((blocks[blk, 3] >> bit) & uint64(1)) + 2 * np.int64((blocks[blk, 4] >> bit) & uint64(1)) \
-        + 3 * np.int64((blocks[blk, 5] >> bit) & uint64(1))
-    return C[b] + rank(blocks, b, r)
 
 
 @njit(inline="always", nogil=True, boundscheck=False)

@@ -26,7 +26,7 @@ def _popc(x):
     return cuda.popc(x)  # looked up at each call: the simulator swaps in its own `cuda` while a kernel runs
 
 
-_rank, _backward_step = compile_steps(cuda.jit(device=True, inline=True), _popc)
+_, _backward_step, _lf = compile_steps(cuda.jit(device=True, inline=True), _popc)
 
 
 @cuda.jit
@@ -70,16 +70,14 @@ def _locate_kernel(blocks, C, samples, sa_sample, rows, out, status):
         return
     r = rows[t]
     steps = 0
-    while not (blocks[r >> 6, 6] >> uint64(r & 63)) & uint64(1):
+    while True:
+        prev = _lf(blocks, C, r)
+        if prev < 0:  # r is marked: its text position is sampled
+            break
         if steps >= sa_sample:
             status[0] = 1
             return
-        blk = r >> 6
-        bit = uint64(r & 63)
-        b = 0
-        while b < 3 and not (blocks[blk, 2 + b] >> bit) & uint64(1):
-            b += 1
-        r = C[b] + _rank(blocks, b, r)
+        r = prev
         steps += 1
     blk = r >> 6
     below = blocks[blk, 6] & ((uint64(1) << uint64(r & 63)) - uint64(1))

@@ -1,12 +1,12 @@
-"""Rank and the backward-search step over the 64-byte rank blocks (build.py), written once and
-compiled for the CPU (_cpu.py: njit) and the GPU (_gpu.py: cuda device functions), each over its
-own target's popcount, as find/kmp.py does for the KMP step."""
+"""Rank, the backward-search step and the LF step over the 64-byte rank blocks (build.py),
+written once and compiled for the CPU (_cpu.py: njit) and the GPU (_gpu.py: cuda device
+functions), each over its own target's popcount, as find/kmp.py does for the KMP step."""
 
 from numba import int64, uint64
 
 
 def compile_steps(jit, popcount):
-    """(rank, backward_step) compiled by the decorator `jit`."""
+    """(rank, backward_step, lf) compiled by the decorator `jit`."""
 
     @jit
     def rank(blocks, b, i):
@@ -27,4 +27,16 @@ def compile_steps(jit, popcount):
             return lo, lo
         return C[b] + rank(blocks, b, lo), C[b] + rank(blocks, b, hi)
 
-    return rank, backward_step
+    @jit
+    def lf(blocks, C, r):
+        """The row before row r in the text (LF), or -1 when row r is marked (sampled)."""
+        blk = r >> 6
+        bit = uint64(r & 63)
+        if (blocks[blk, 6] >> bit) & uint64(1):
+            return int64(-1)
+        # the row's base without branches: an unmarked row has exactly one of the four bits set
+        b = int64((blocks[blk, 3] >> bit) & uint64(1)) + 2 * int64((blocks[blk, 4] >> bit) & uint64(1)) \
+            + 3 * int64((blocks[blk, 5] >> bit) & uint64(1))
+        return C[b] + rank(blocks, b, r)
+
+    return rank, backward_step, lf
