@@ -1,12 +1,14 @@
 """FM-index construction, count and locate against the naive oracle (issue 3, first part)."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 
-from seqsift.errors import FormatError
+from seqsift.errors import FormatError, InputError
 from seqsift.fmindex import _cpu
 from seqsift.fmindex.api import FMIndex
-from seqsift.fmindex.query import SearchOptions
+from seqsift.fmindex.query import SearchOptions, Searcher
 from seqsift.fmindex.reference import encode_reads
 from tests import naive
 from tests.conftest import shared_file
@@ -205,3 +207,23 @@ def test_wide_layout_gives_the_same_answers(random_reference, rng, tmp_path):
         assert [[tuple(h) for h in hits] for _, hits in got] == [w[:1000] for w in want]
         for options in (SearchOptions(kmer_table=False), SearchOptions(shortcut="rank")):
             assert index.searcher(options).count(*encode_reads(reads)).tolist() == [len(w) for w in want]
+
+
+def unmarked(arrays):
+    """The index's arrays with every sampled-row mark cleared: no LF walk can end."""
+    blocks = arrays.blocks.copy()
+    blocks[:, 6] = 0
+    return dataclasses.replace(arrays, blocks=blocks)
+
+
+@pytest.mark.parametrize("shortcut", ["rank", "verify"])
+def test_a_walk_past_the_sample_bound_is_an_error_not_a_hang(random_reference, shortcut):
+    """Marks the loader's checks missed would send walks on forever: locate stops each at
+    sa_sample steps and reports the index inconsistent (the GPU kernel too: test_fmindex_gpu)."""
+    path, records = random_reference
+    index = FMIndex.build(path, sa_sample=8)
+    seq = max((s for _, s in records), key=len)
+    codes, bounds = encode_reads([seq[100:130]])
+    searcher = Searcher(unmarked(index.arrays), "ref.ssx", SearchOptions(shortcut=shortcut))
+    with pytest.raises(InputError, match="ref.ssx: the index is inconsistent: an LF walk never reached a sampled row"):
+        searcher.hits(codes, bounds, max_hits=10)

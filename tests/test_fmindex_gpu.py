@@ -3,11 +3,13 @@ to the CPU's and the naive oracle's. Launches are tiny: the simulator runs each 
 
 import pytest
 
+from seqsift.errors import InputError
 from seqsift.fmindex._gpu import GpuSearcher
 from seqsift.fmindex.api import FMIndex
 from seqsift.fmindex.query import SearchOptions
 from seqsift.fmindex.reference import encode_reads
 from tests import naive
+from tests.test_fmindex import unmarked
 
 pytestmark = pytest.mark.cuda
 
@@ -53,3 +55,12 @@ def test_search_command_on_the_cuda_backend(tmp_path, small_reference):
         assert main(["search", str(ssx), str(reads), "--backend", backend, "-o", str(outs[backend])]) == 0
     assert outs["cuda"].read_text() == outs["cpu"].read_text()
     assert outs["cpu"].read_text().splitlines()[2] == "c\t0\t-"
+
+
+def test_gpu_walk_past_the_sample_bound_is_an_error(small_reference):
+    path, records = small_reference
+    index = FMIndex.build(path, sa_sample=8, kmer=3)
+    codes, bounds = encode_reads([records[0][1][10:40]])
+    gpu = GpuSearcher(unmarked(index.arrays), "ref.ssx", threads_per_block=8)
+    with pytest.raises(InputError, match="ref.ssx: the index is inconsistent: an LF walk never reached a sampled row"):
+        gpu.hits(codes, bounds, max_hits=10)
