@@ -4,12 +4,14 @@ import bz2
 import gzip
 import io
 import lzma
+import zlib
 
 import numpy as np
 import pytest
 
 from seqsift.errors import FormatError, InputError
 from seqsift.io.chunks import ArrayStream, ChunkReader, iter_chunks
+from seqsift.io import fastx
 from seqsift.io.fastx import read_batches
 from tests import naive
 from tests.conftest import shared_file
@@ -92,6 +94,24 @@ def test_corrupt_and_truncated_compression(tmp_path):
     for name in ("trunc.fa.gz", "corrupt.fa.gz"):
         with pytest.raises(FormatError, match="decompress"):
             list(read_batches(tmp_path / name))
+
+
+def test_truncated_gzip_fasta_names_the_line_it_broke_in(tmp_path, monkeypatch):
+    """Near where the file was cut, within a read piece (256 KB) and ISA-L's last input chunk:
+    not the first line of the block being read (here 1 MB; 4 MB by default)."""
+    monkeypatch.setattr(fastx, "BLOCK", 1 << 20)
+    rng = np.random.default_rng(5)
+    seq = np.frombuffer(b"ACGT", np.uint8)[rng.integers(0, 4, 3_000_000)].tobytes()
+    text = b">chr1\n" + b"\n".join(seq[i : i + 60] for i in range(0, len(seq), 60)) + b"\n"
+    whole = gzip.compress(text, compresslevel=1)
+    cut = whole[: len(whole) * 6 // 10]
+    (tmp_path / "cut.fa.gz").write_bytes(cut)
+    survives = zlib.decompressobj(31).decompress(cut)  # what an inflater can recover from the cut file
+    assert len(survives) % (1 << 20) > 500_000  # the block being read began far before the cut
+    broke_in = survives.count(b"\n") + 1
+    with pytest.raises(FormatError, match="decompress") as info:
+        list(read_batches(tmp_path / "cut.fa.gz"))
+    assert broke_in - survives[-400_000:].count(b"\n") <= info.value.line <= broke_in
 
 
 def test_concatenated_gzip_members_read_whole(tmp_path):

@@ -7,7 +7,6 @@ named .fa still reads and a plain file named .gz is not misread.
 from __future__ import annotations
 
 import bz2
-import contextlib
 import io
 import lzma
 import os
@@ -21,6 +20,7 @@ from seqsift.errors import FormatError, InputError
 
 STDIN = "-"
 _MAGIC = ((b"\x1f\x8b", "gzip"), (b"BZh", "bzip2"), (b"\xfd7zXZ\x00", "xz"))
+PIECE = 256 << 10  # read_or_raise's read size: what a failing decompressor may lose
 DECOMPRESSION_ERRORS = (EOFError, OSError, isal_zlib.error, lzma.LZMAError, ValueError)
 
 
@@ -79,19 +79,22 @@ def open_decompressed(path: str | os.PathLike) -> BinaryIO:
 
 
 def read_or_raise(stream: BinaryIO, size: int, path: str, line: int = 0) -> bytes:
-    """stream.read(size), turning a decompression failure into a FormatError naming the file."""
-    with _decompression_errors(path, line):
-        return stream.read(size)
+    """stream.read(size) (size < 0: to the end), turning a decompression failure into a FormatError
+    naming the file and the line it broke in: `line` is where the read started, and it is read in
+    pieces so the lines of the pieces delivered before the failure are not lost with it."""
+    pieces, got = [], 0
+    try:
+        while size < 0 or got < size:
+            piece = stream.read1(PIECE if size < 0 else min(PIECE, size - got))
+            if not piece:
+                break
+            pieces.append(piece)
+            got += len(piece)
+    except DECOMPRESSION_ERRORS as exc:
+        raise decompression_failed(path, line + sum(p.count(b"\n") for p in pieces), exc) from None
+    return b"".join(pieces)
 
 
 def decompression_failed(path: str, line: int, exc: BaseException) -> FormatError:
     """The error for a stream that broke (truncated, corrupt, a read failure) at `line`."""
     return FormatError(display_name(path), line, f"cannot read or decompress: {exc}")
-
-
-@contextlib.contextmanager
-def _decompression_errors(path: str, line: int):
-    try:
-        yield
-    except DECOMPRESSION_ERRORS as exc:
-        raise decompression_failed(path, line, exc) from None
