@@ -1,6 +1,9 @@
 """Rank, the backward-search step and the LF step over the 64-byte rank blocks (build.py),
 written once and compiled for the CPU (_cpu.py: njit) and the GPU (_gpu.py: cuda device
-functions), each over its own target's popcount, as find/kmp.py does for the KMP step."""
+functions), each over its own target's popcount, as find/kmp.py does for the KMP step.
+
+Numba's on-disk cache keys _cpu.py's kernels on _cpu.py alone: after editing this file in a
+checkout, touch _cpu.py (or delete its __pycache__/*.nbi) so they compile again."""
 
 from numba import int64, uint64
 
