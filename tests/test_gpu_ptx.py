@@ -135,5 +135,9 @@ def test_dpx_source_uses_the_hopper_packed_instructions():
     from seqsift.alignment._gpu import DPX_SOURCE
 
     ptx = nvrtc_compile(DPX_SOURCE.read_text(), "dpx.cu", ltoir=False).decode()
-    assert "max.s16x2.relu" in ptx  # __vimax3_s16x2_relu
-    assert "add.s16x2" in ptx or "vadd2" in ptx or "add.u16x2" in ptx
+    body = {name: ptx.split(f".func  (.param .b32 func_retval0) {name}(")[1].split(".func")[0]
+            for name in ("seqsift_vimax3_s16x2_relu", "seqsift_viaddmax_s16x2", "seqsift_vadd_s16x2")}
+    assert body["seqsift_vimax3_s16x2_relu"].count("max.s16x2.relu") == 2  # max(a, b, c, 0) per half-word
+    assert "add.s16x2" in body["seqsift_viaddmax_s16x2"] and "max.s16x2 " in body["seqsift_viaddmax_s16x2"]
+    assert "relu" not in body["seqsift_viaddmax_s16x2"]  # the gap states must go below zero
+    assert "add.u16x2" in body["seqsift_vadd_s16x2"]  # wrapping half-word add
