@@ -23,18 +23,21 @@ def way(request):
     return request.param
 
 
-def parsed(path, batch_reads=5, way="batches"):
+def parsed(path, batch_reads=5, way="batches", code_table=None):
     """(names, sequences) read one of three ways: parsed at once; framed into blocks and parsed
-    from their bytes; or (plain files) from where the blocks say they lie."""
+    from their bytes; or (plain files) from where the blocks say they lie. Every batch's codes
+    must be its bases through code_table (the fold table when None)."""
     names, seqs = [], []
     if way == "batches":
-        batches = read_reads(path, batch_reads)
+        batches = read_reads(path, batch_reads, code_table)
     else:
         blocks = list(read_blocks(path, batch_reads, by_path=way == "located blocks"))
         if way == "located blocks":  # plain files are located, compressed ones carry their bytes
             assert all((b.data is None) != str(path).endswith(".gz") for b in blocks)
-        batches = map(parse_block, blocks)
+        batches = (parse_block(block, code_table) for block in blocks)
+    table = reads_module._FOLD if code_table is None else code_table
     for batch in batches:
+        assert batch.codes.tolist() == table[batch.seq].tolist()
         for i in range(len(batch)):
             names.append(batch.name(i))
             seqs.append(batch.seq[batch.bounds[i] : batch.bounds[i + 1]].tobytes())
@@ -139,14 +142,25 @@ def test_codes_are_the_bases_through_the_table(tmp_path):
         assert batch.codes.tolist() == READ_CODE[batch.seq].tolist()
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(records=st.lists(st.tuples(st.text("ACGTNacgtn", min_size=1, max_size=6), st.text("ACGTNRYacgt", max_size=40),
-                                  st.sampled_from(["\n", "\r\n"])), min_size=0, max_size=12),
-       fastq=st.booleans(), wrap=st.integers(1, 9), block=st.integers(3, 64), batch=st.integers(1, 5))
-def test_fuzzed_files_parse_as_the_general_reader(tmp_path, monkeypatch, records, fastq, wrap, block, batch):
-    """Random well-formed FASTQ, or FASTA wrapped at any width, with any line endings, read through
-    blocks and batches of any size, give the general reader's records."""
+_LINES = st.one_of(st.text("ACGTNRYacgt", max_size=40), st.text("ACGTacgt", min_size=30, max_size=100),
+                   st.builds(lambda a, odd, b: a + odd + b, st.text("ACGTacgt", max_size=60), st.sampled_from("NnRy. "),
+                             st.text("ACGTacgt", max_size=60)))
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(records=st.lists(st.tuples(st.text("ACGTNacgtn", min_size=1, max_size=6), _LINES, st.sampled_from(["\n", "\r\n"])),
+                        min_size=0, max_size=12),
+       fastq=st.booleans(), wrap=st.integers(1, 80), block=st.integers(3, 256), batch=st.integers(1, 5),
+       dna=st.booleans())
+def test_fuzzed_files_parse_as_the_general_reader(tmp_path, monkeypatch, records, fastq, wrap, block, batch, dna):
+    """Random FASTQ, or FASTA wrapped at any width, with any line endings, read through blocks
+    and batches of any size, give the general reader's records, or its error. Lines of ACGTacgt
+    only, 32 bases or more, take the vector path when the code table is the reads' (dna): mixed
+    with one other letter, a space or a bad byte anywhere, they must not."""
+    from seqsift.fmindex.reference import READ_CODE
+
     monkeypatch.setattr(reads_module, "BLOCK", block)
+    table = READ_CODE if dna else None
     text = ""
     for name, seq, eol in records:
         if fastq:
@@ -155,7 +169,15 @@ def test_fuzzed_files_parse_as_the_general_reader(tmp_path, monkeypatch, records
             text += f">{name}{eol}" + "".join(seq[k : k + wrap] + eol for k in range(0, len(seq), wrap))
     path = tmp_path / "fuzz.txt"
     path.write_bytes(text.encode())
-    assert parsed(path, batch) == parsed(path, batch, "blocks") == parsed(path, batch, "located blocks") == reference(path)
+    try:
+        expected = reference(path)
+    except FormatError as exc:
+        for way in ("batches", "blocks", "located blocks"):
+            with pytest.raises(FormatError) as info:
+                parsed(path, batch, way, table)
+            assert (info.value.line, str(info.value)) == (exc.line, str(exc))
+        return
+    assert all(parsed(path, batch, way, table) == expected for way in ("batches", "blocks", "located blocks"))
 
 
 def test_batches_kept_by_the_caller_stay_intact(tmp_path, monkeypatch, rng):

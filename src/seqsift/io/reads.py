@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from typing import Iterator
 
 import numpy as np
-from numba import njit, uint8, uint64
+from numba import njit, uint8, uint32, uint64
 
 from seqsift.errors import FormatError, InputError
-from seqsift.intrinsics import cttz64, eq_mask32
+from seqsift.intrinsics import acgt32, cttz64, eq_mask32
 from seqsift.io.fastx import FOLD
 from seqsift.io.openers import (DECOMPRESSION_ERRORS, STDIN, decompression_failed, display_name, open_decompressed,
                                 sniff_compression)
@@ -24,6 +24,7 @@ from seqsift.io.recycled import Buffers
 
 BLOCK = 16 << 20
 _FOLD = np.frombuffer(FOLD, np.uint8)
+_ACGT = np.frombuffer(b"ACGT", np.uint8)
 _OK, _BAD_CHAR, _NO_AT, _NO_PLUS, _QUAL_LEN, _NO_NAME, _TRUNCATED, _NO_GT = range(8)
 _MESSAGES = {
     _NO_AT: "expected a FASTQ header line starting with '@'",
@@ -97,12 +98,35 @@ def _name(buf, lo, hi, name_lo, name_hi, r):
 
 
 @njit(inline="always", nogil=True)
-def _copy_bases(buf, lo, hi, fold, seq, nseq, table, codes):
+def _acgt_line(buf, lo, hi, seq, nseq, codes):
+    """Whether [lo, hi), at least 32 bytes, holds only ACGTacgt, folding and coding it into
+    seq and codes from nseq meanwhile (32 bytes a step, the last step overlapping the one
+    before: each byte's outputs depend on it alone)."""
+    source = uint64(buf.ctypes.data) + uint64(lo)
+    folded = uint64(seq.ctypes.data) + uint64(nseq)
+    coded = uint64(codes.ctypes.data) + uint64(nseq)
+    size = uint64(hi - lo)
+    other = uint32(0)
+    i = uint64(0)
+    while i + uint64(32) <= size:
+        other |= acgt32(source + i, folded + i, coded + i)
+        i += uint64(32)
+    if i < size:
+        i = size - uint64(32)
+        other |= acgt32(source + i, folded + i, coded + i)
+    return other == 0
+
+
+@njit(inline="always", nogil=True)
+def _copy_bases(buf, lo, hi, fold, seq, nseq, table, codes, acgt):
     """Fold [lo, hi) into seq from nseq, and its translation through table into codes; returns
-    (new nseq, index of a bad byte or -1). A line of letters only (the usual case) is copied by
-    loops without branches, over views indexed from 0 (Numba adds negative-index code to other
-    signed indexes, which keeps loops from vectorizing); a line holding a space or a bad byte is
-    redone byte by byte."""
+    (new nseq, index of a bad byte or -1). acgt (table codes A, C, G, T in either case 0-3):
+    a line of those letters only is done by vectors, where a table costs a load a base. Other
+    lines of letters only are copied by loops without branches, over views indexed from 0
+    (Numba adds negative-index code to other signed indexes, which keeps loops from
+    vectorizing); a line holding a space or a bad byte is redone byte by byte."""
+    if acgt and hi - lo >= 32 and _acgt_line(buf, lo, hi, seq, nseq, codes):
+        return nseq + hi - lo, -1
     line = buf[lo:hi]
     out = seq[nseq:nseq + (hi - lo)]
     odd = uint8(0)
@@ -139,6 +163,9 @@ def _parse(buf, final, fastq, max_reads, copy, fold, table, seq, codes, bounds, 
     copied nor checked, and seq, codes and bounds are not written."""
     pos, line, r, nseq = 0, 0, 0, 0
     n = buf.size
+    acgt = True  # does table code A, C, G, T (either case) 0-3, as acgt32 does?
+    for b in range(4):
+        acgt = acgt and table[_ACGT[b]] == b and table[_ACGT[b] | 32] == b
     bounds[0] = 0
     while r < max_reads and pos < n:
         e1 = _line_end(buf, pos, final)
@@ -170,7 +197,7 @@ def _parse(buf, final, fastq, max_reads, copy, fold, table, seq, codes, bounds, 
             if q_hi - q_lo != s_hi - s_lo:
                 return r, pos, line, _QUAL_LEN, line + 3, q_hi - q_lo
             if copy:
-                nseq, bad = _copy_bases(buf, s_lo, s_hi, fold, seq, nseq, table, codes)
+                nseq, bad = _copy_bases(buf, s_lo, s_hi, fold, seq, nseq, table, codes, acgt)
                 if bad >= 0:
                     return r, pos, line, _BAD_CHAR, line + 1, buf[bad]
             qual_lo[r] = q_lo
@@ -197,7 +224,7 @@ def _parse(buf, final, fastq, max_reads, copy, fold, table, seq, codes, bounds, 
             ln = line + 1
             while copy and at < start:  # copy line by line so an error names its line
                 e = _line_end(buf, at, True)
-                nseq, bad = _copy_bases(buf, at, e, fold, seq, nseq, table, codes)
+                nseq, bad = _copy_bases(buf, at, e, fold, seq, nseq, table, codes, acgt)
                 if bad >= 0:
                     return r, pos, line, _BAD_CHAR, ln, buf[bad]
                 at, ln = e + 1, ln + 1
