@@ -8,7 +8,7 @@ unmatched reads as unmapped records.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, uint8, uint64
 
 from seqsift import __version__
 from seqsift.fmindex.query import BatchHits
@@ -24,17 +24,17 @@ def name_table(names: list[str]) -> tuple[np.ndarray, np.ndarray]:
 
 @njit(inline="always", nogil=True)
 def _put_int(out, at, value):
-    if value == 0:
-        out[at] = 48
-        return at + 1
-    digits = 0
-    v = value
-    while v:
+    """The decimal digits of value (>= 0) at out[at:]; returns the index after them. Unsigned
+    arithmetic: a signed // and % by 10 carry Python's rounding toward minus infinity."""
+    v = uint64(value)
+    digits = 1
+    while v >= uint64(10):
         digits += 1
-        v //= 10
+        v //= uint64(10)
+    v = uint64(value)
     for i in range(digits - 1, -1, -1):
-        out[at + i] = 48 + value % 10
-        value //= 10
+        out[at + i] = uint8(48) + uint8(v % uint64(10))
+        v //= uint64(10)
     return at + digits
 
 
