@@ -130,6 +130,27 @@ def test_verify_shortcut_on_repeats_matches_the_oracle(diverged_copies, rng, ver
     assert listed == [h for w in want for h in w[:10]]
 
 
+@pytest.mark.parametrize("shortcut", ["none", "rank", "verify"])
+def test_no_match_crosses_an_n_run_or_a_record_join(tmp_path, rng, shortcut):
+    """Reads that would match if the N run (or the join of two records) held one of A, C, G,
+    T: the search stops early on the unique part after the gap, so the verify shortcut's
+    comparison of the rest spans the gap, and must still find nothing there."""
+    left_part, right_part, tail = ("".join(rng.choice(list("ACGT"), 400)) for _ in range(3))
+    records = [("a", left_part + "NNNNN" + right_part), ("b", tail)]
+    path = tmp_path / "gaps.fa"
+    path.write_text("".join(f">{n}\n{s}\n" for n, s in records))
+    index = FMIndex.build(path, kmer=4)
+    reads = [left_part[-12:] + run + right_part[:40] for b in "ACGT" for run in (b * 5, b * 4 + "C")]
+    reads += [right_part[-12:] + b + tail[:40] for b in "ACGT"]  # across the join of a and b
+    reads += [right_part[-12:] + tail[:40], left_part[:52]]  # the join itself, and a control that matches
+    codes, bounds = encode_reads(reads)
+    searcher = index.searcher(SearchOptions(shortcut=shortcut))
+    if shortcut == "verify":  # the comparisons really do span the gaps
+        assert np.all(searcher.intervals(codes, bounds)[2][0:20:2] > 12)
+    got = searcher.hits(codes, bounds, max_hits=10)
+    assert got.counts.tolist() == [len(naive.dna_hits(records, r)) for r in reads] == [0] * 13 + [1]
+
+
 @pytest.mark.parametrize("sa_sample", [1, 5, 32])
 def test_locate_needs_at_most_sa_sample_minus_one_steps(random_reference, sa_sample):
     index = FMIndex.build(random_reference[0], sa_sample=sa_sample)

@@ -33,6 +33,7 @@ from seqsift.intrinsics import popcount64, prefetch
 
 SHORTCUT_NONE, SHORTCUT_RANK, SHORTCUT_VERIFY = 0, 1, 2
 _EMPTY, _LOOKUP, _SEARCH = 0, 1, 2
+_INSERTION_SORTED = 32  # reads with at most this many rows have their hits sorted by insertion
 _SURVIVE = 4  # small-interval steps before the verify shortcut stops a search: a random read rarely lasts 4
 
 
@@ -90,12 +91,10 @@ def _four(read, at):
 @njit(inline="always", nogil=True, boundscheck=False)
 def _prefix_matches(packed, gap_starts, gap_ends, codes, start, length, strand, j, p):
     """Do query bases [0, j) equal the text just before position p, inside one record? Whole
-    text bytes are compared 4 bases at a time. Indexes are unsigned: Numba adds negative-index
-    code to every signed one."""
+    text bytes are compared 4 bases at a time; only a prefix that matches is searched for a gap
+    (on a reference with repeats most rows compared fail). Indexes are unsigned: Numba adds
+    negative-index code to every signed one."""
     if p - j < 0:
-        return False
-    g = np.searchsorted(gap_starts, p) - 1  # the last gap starting before p
-    if g >= 0 and gap_ends[g] > p - j:
         return False
     read = codes[start:start + length]
     t = uint64(p - j)
@@ -120,7 +119,10 @@ def _prefix_matches(packed, gap_starts, gap_ends, codes, start, length, strand, 
         c = np.int64(read[i]) if strand == 0 else 3 - np.int64(read[last - i])
         diff |= _text_base(packed, t + i) ^ c
         i += uint64(1)
-    return diff == 0 and words == 0
+    if diff or words:
+        return False
+    g = np.searchsorted(gap_starts, p) - 1  # the last gap starting before p
+    return g < 0 or gap_ends[g] <= p - j
 
 
 @njit(nogil=True, boundscheck=False, cache=True)
@@ -319,20 +321,28 @@ def locate_steps_histogram(blocks, C, n):
 def gather_hits(starts, located, keep, max_hits, offsets, text_pos, strand):
     """Per read, its kept hits from both strands (query q's are located[starts[q]:starts[q+1]])
     sorted by position then strand, the first max_hits of them into text_pos/strand at
-    offsets[r]. offsets must hold the listed counts' running sum."""
+    offsets[r]. offsets must hold the listed counts' running sum. A read's few hits are sorted
+    by insertion as they come: Numba's sort costs ~0.3 us a call, the most of this pass on a
+    reference with repeats (docs/benchmarks.md)."""
     longest = 0
     for r in range(offsets.size - 1):
         longest = max(longest, starts[2 * r + 2] - starts[2 * r])
     scratch = np.empty(longest, np.int64)  # one allocation, not one a read
     for r in range(offsets.size - 1):
         first, last = starts[2 * r], starts[2 * r + 2]
+        few = last - first <= _INSERTION_SORTED
         k = 0
         for i in range(first, last):
             if keep[i]:
-                scratch[k] = located[i] * 2 + (i >= starts[2 * r + 1])
+                key = located[i] * 2 + (i >= starts[2 * r + 1])
+                j = k
+                while few and j > 0 and scratch[j - 1] > key:
+                    scratch[j] = scratch[j - 1]
+                    j -= 1
+                scratch[j] = key
                 k += 1
         keys = scratch[:k]
-        if k > 1:
+        if not few:
             keys.sort()
         at = offsets[r]
         for i in range(offsets[r + 1] - offsets[r]):
