@@ -123,6 +123,42 @@ def test_crafted_samples_past_the_text_are_refused(tmp_path, good):
         load_index(path)
 
 
+def _tampered(blocks, n):
+    """Each way a rank block can break an invariant the kernels rely on: (what, block, word,
+    new value, the message)."""
+    bit = np.uint64(1) << np.uint64(5)
+    block = blocks[3]
+    base = next(c for c in range(2, 6) if block[c] & bit)  # the base of the block's row 5
+    other = 2 + (base - 1) % 4
+    last = blocks.shape[0] - 1
+    past = np.uint64(1) << np.uint64(n % 64)  # the row after the text's last, in the last block
+    return [("a count", 3, 0, block[0] + np.uint64(1), "rank counts"),
+            ("a row with two bases", 3, other, block[other] | bit, "base bitmaps overlap"),
+            ("a row with no base", 3, base, block[base] & ~bit, "neither a base nor a mark"),
+            ("a mark rank", 3, 7, block[7] + np.uint64(1), "mark ranks"),
+            ("a bit past the text", last, 2, blocks[last, 2] | past, "bits past the last row")]
+
+
+@pytest.mark.parametrize("case", range(5))
+def test_crafted_rank_blocks_are_refused(tmp_path, good, case):
+    """Checksums recomputed over tampered rank blocks: the one-pass invariant check refuses each."""
+    header, start = parts(good)
+    spec = header["arrays"]["blocks"]
+    at = start + spec["offset"]
+    nbytes = 8 * spec["shape"][0] * spec["shape"][1]
+    blocks = np.frombuffer(good[at : at + nbytes], "<u8").reshape(spec["shape"]).copy()
+    what, row, word, value, message = _tampered(blocks, header["n"])[case]
+    blocks[row, word] = value
+    data = bytearray(good)
+    data[at : at + nbytes] = blocks.tobytes()
+    spec["crc32"] = zlib.crc32(blocks.tobytes())
+    path = tmp_path / "crafted.ssx"
+    path.write_bytes(rewrite_header(bytes(data), header))
+    with pytest.raises(InputError, match="inconsistent") as info:
+        load_index(path)
+    assert message in str(info.value), what
+
+
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(where=st.floats(0, 1, exclude_max=True), value=st.integers(1, 255))
 def test_any_flipped_byte_is_caught_or_harmless(tmp_path, good, where, value):

@@ -14,15 +14,17 @@ import json
 import mmap
 import os
 import struct
-import zlib
 from dataclasses import dataclass
 
 import numpy as np
+from isal.isal_zlib import crc32
+from numba import njit, uint64
 
 from seqsift import __version__
 from seqsift.errors import InputError
 from seqsift.fmindex.build import MAX_KMER, MAX_TEXT, NARROW, WORDS, IndexArrays
 from seqsift.fmindex.reference import Reference
+from seqsift.intrinsics import popcount64
 from seqsift.io.openers import check_readable, display_name
 from seqsift.io.writers import atomic_output
 
@@ -50,7 +52,9 @@ class LoadedIndex:
 
 
 def _crc(array: np.ndarray) -> int:
-    return zlib.crc32(memoryview(np.ascontiguousarray(array)).cast("B"))
+    """zlib's CRC-32 of the array's bytes, computed by ISA-L at 4x zlib's speed here: every
+    command that loads an index checks all of it (22.7 Mbp: ~7 ms instead of ~28)."""
+    return crc32(memoryview(np.ascontiguousarray(array)).cast("B"))
 
 
 def write_index(path: str | os.PathLike, reference: Reference, arrays: IndexArrays, source: str = "") -> None:
@@ -75,7 +79,7 @@ def write_index(path: str | os.PathLike, reference: Reference, arrays: IndexArra
     text = json.dumps(header, separators=(",", ":")).encode()
     data_start = -(-(PREAMBLE.size + len(text)) // ALIGN) * ALIGN
     with atomic_output(path) as out:
-        out.write(PREAMBLE.pack(MAGIC, VERSION, len(text), zlib.crc32(text)))
+        out.write(PREAMBLE.pack(MAGIC, VERSION, len(text), crc32(text)))
         out.write(text)
         out.write(b"\0" * (data_start - PREAMBLE.size - len(text)))
         for name, array in named.items():
@@ -98,7 +102,7 @@ def load_index(path: str | os.PathLike) -> LoadedIndex:
         if header_len > min(size - PREAMBLE.size, MAX_HEADER):
             raise InputError(name, "the index is truncated (its header runs past the end of the file)")
         text = f.read(header_len)
-        if zlib.crc32(text) != header_crc:
+        if crc32(text) != header_crc:
             raise InputError(name, "the index header is corrupt (checksum mismatch)")
         try:
             header = json.loads(text)
@@ -138,9 +142,46 @@ def _map_arrays(name: str, header: dict, mapped, data_start: int, size: int) -> 
     return views
 
 
+_BLOCK_INVARIANTS = {0: "", 1: "rank counts", 2: "base bitmaps overlap",
+                     3: "a row with neither a base nor a mark, or bits past the last row", 4: "mark ranks"}
+
+
+@njit(nogil=True, boundscheck=False, cache=True)
+def _block_invariants(blocks, tail):
+    """One pass over the rank blocks (build.py's layout): each block's four counts are the base
+    bits of the blocks before it, no row has two bases, every row holds a base or a mark and no
+    bit lies past the last row (tail: rows in the last block), and word 7 counts the marks
+    before the block. Returns (0 or the first broken invariant's key in _BLOCK_INVARIANTS, the
+    four base totals, the marks). Compiled: numpy's temporaries made this 50 ms of a 22.7 Mbp
+    index's load and would make it seconds for a mammal's."""
+    totals = np.zeros(4, np.uint64)
+    marks = uint64(0)
+    low = uint64(0xFFFFFFFF)
+    last = blocks.shape[0] - 1
+    for b in range(blocks.shape[0]):
+        w0, w1 = blocks[b, 0], blocks[b, 1]
+        if (w0 & low) != totals[0] or (w0 >> uint64(32)) != totals[1] or (w1 & low) != totals[2] \
+                or (w1 >> uint64(32)) != totals[3]:
+            return 1, totals.astype(np.int64), np.int64(marks)
+        union = uint64(0)
+        for c in range(4):
+            bitmap = blocks[b, 2 + c]
+            if union & bitmap:
+                return 2, totals.astype(np.int64), np.int64(marks)
+            union |= bitmap
+            totals[c] += popcount64(bitmap)
+        rows = ~uint64(0) if b < last else (uint64(1) << uint64(tail)) - uint64(1)
+        if (union | blocks[b, 6]) != rows:
+            return 3, totals.astype(np.int64), np.int64(marks)
+        if blocks[b, 7] != marks:
+            return 4, totals.astype(np.int64), np.int64(marks)
+        marks += popcount64(blocks[b, 6])
+    return 0, totals.astype(np.int64), np.int64(marks)
+
+
 def _check(name: str, header: dict, v: dict[str, np.ndarray]) -> LoadedIndex:
-    """The invariants every kernel relies on, checked in bulk (numpy), so no row, sample or
-    table entry can point outside its array."""
+    """The invariants every kernel relies on, checked in bulk (numpy, and one compiled pass over
+    the rank blocks), so no row, sample or table entry can point outside its array."""
     def need(condition, what: str):
         if not condition:
             raise InputError(name, f"the index is inconsistent: {what}")
@@ -158,20 +199,10 @@ def _check(name: str, header: dict, v: dict[str, np.ndarray]) -> LoadedIndex:
     need(n <= NARROW or samples.dtype == np.uint64, "a text past 2^32 symbols needs the wide (64-bit) layout")
     need(blocks.shape == (n // 64 + 1, WORDS), "rank blocks do not match the text length")
     need(C.shape == (4,) and np.all(np.diff(np.concatenate(([1], C, [n]))) >= 0), "C array")
-    bits = np.bitwise_count(blocks[:, 2:6]).astype(np.int64)
-    counts = np.stack([blocks[:, 0] & 0xFFFFFFFF, blocks[:, 0] >> 32, blocks[:, 1] & 0xFFFFFFFF, blocks[:, 1] >> 32], 1).astype(np.int64)
-    need(np.array_equal(counts[1:], np.cumsum(bits, 0)[:-1]) and not counts[0].any(), "rank counts")
-    totals = counts[-1] + bits[-1]
+    broken, totals, marks = _block_invariants(blocks, n % 64)
+    need(not broken, _BLOCK_INVARIANTS[broken])
     need(np.array_equal(np.diff(np.concatenate((C, [n]))), totals), "C against the rank counts")
-    union = blocks[:, 2] | blocks[:, 3] | blocks[:, 4] | blocks[:, 5]
-    need(int(np.bitwise_count(union).astype(np.int64).sum()) == int(bits.sum()), "base bitmaps overlap")
-    tail = n % 64  # rows in the last block; every row below n has a base bit or a mark
-    full = np.full(blocks.shape[0], np.uint64(0xFFFFFFFFFFFFFFFF))
-    full[-1] = np.uint64((1 << tail) - 1)
-    need(np.array_equal((union | blocks[:, 6]), full), "a row with neither a base nor a mark, or bits past the last row")
-    marks = np.bitwise_count(blocks[:, 6]).astype(np.int64)
-    need(np.array_equal(blocks[:, 7].astype(np.int64), np.concatenate(([0], np.cumsum(marks)[:-1]))), "mark ranks")
-    need(samples.shape == (int(marks.sum()),) and (samples.size == 0 or int(samples.max()) < n), "SA samples")
+    need(samples.shape == (marks,) and (samples.size == 0 or int(samples.max()) < n), "SA samples")
     need(table.shape == (4**k, 2) and np.all(table[:, 0] <= table[:, 1]) and (table.size == 0 or int(table[:, 1].max()) <= n), "k-mer table")
     need(v["packed"].shape == (-(-n // 4),), "packed reference length")
     starts, lengths, gaps = v["starts"], v["lengths"], v["gaps"]
