@@ -163,9 +163,10 @@ def _parse(buf, final, fastq, max_reads, copy, fold, table, seq, codes, bounds, 
     copied nor checked, and seq, codes and bounds are not written."""
     pos, line, r, nseq = 0, 0, 0, 0
     n = buf.size
-    acgt = True  # does table code A, C, G, T (either case) 0-3, as acgt32 does?
+    acgt = True  # do fold and table treat A, C, G, T (either case) as acgt32 does?
     for b in range(4):
-        acgt = acgt and table[_ACGT[b]] == b and table[_ACGT[b] | 32] == b
+        upper = _ACGT[b]
+        acgt = acgt and fold[upper] == upper and fold[upper | 32] == upper and table[upper] == b and table[upper | 32] == b
     bounds[0] = 0
     while r < max_reads and pos < n:
         e1 = _line_end(buf, pos, final)
