@@ -173,3 +173,30 @@ def test_output_through_a_symlink_keeps_the_link(capsysbinary, files, tmp_path):
     link.symlink_to(real)
     code, _, _ = run(capsysbinary, "-o", str(link), "abc", str(a))
     assert code == 0 and link.is_symlink() and real.read_text() == f"{a}\t0\n{a}\t3\n{a}\t9\n"
+
+
+def test_each_command_is_defined_where_the_command_table_says():
+    """cli.COMMANDS lets a command line import its own module only: each entry must define its
+    command, and together they must be every command (a new one missing from the table would
+    still work from the full parser but break `seqsift NEW`)."""
+    import argparse
+
+    from seqsift.cli import COMMANDS, build_parser
+
+    def commands(parser):
+        action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        return set(action.choices)
+
+    assert commands(build_parser()) == set(COMMANDS)
+    for command in COMMANDS:
+        assert command in commands(build_parser(command))
+
+
+def test_the_package_names_its_functions_not_its_subpackages():
+    """`seqsift.find` and `seqsift.scan` are functions, even once their subpackages are imported."""
+    import seqsift
+    import seqsift.find.api
+    import seqsift.scan.api
+
+    assert callable(seqsift.find) and callable(seqsift.scan) and seqsift.find.__name__ == "find"
+    assert {"FMIndex", "align", "find", "scan"} <= set(dir(seqsift))

@@ -268,7 +268,7 @@ def test_check_accepts_correct_results_for_awkward_reads(tmp_path, reference, rn
 @pytest.mark.parametrize("value", [0, 1, 9, 10, 99, 100, 5_333_941, 10**12 - 1, 10**12, 2**63 - 1])
 def test_numbers_are_written_in_decimal(value):
     """The formatters' digit writer on every digit count, up to the largest position an index holds."""
-    from seqsift.fmindex.output import _put_int
+    from seqsift.fmindex._output_cpu import _put_int
 
     out = np.zeros(40, np.uint8)
     end = _put_int(out, 3, value)

@@ -348,3 +348,38 @@ def gather_hits(starts, located, keep, max_hits, offsets, text_pos, strand):
         for i in range(offsets[r + 1] - offsets[r]):
             text_pos[at + i] = keys[i] >> 1
             strand[at + i] = keys[i] & 1
+
+
+@njit(nogil=True, boundscheck=False, cache=True)
+def block_invariants(blocks, tail, totals_out):
+    """One pass over the rank blocks (build.py's layout): each block's four counts are the base
+    bits of the blocks before it, no row has two bases, every row holds a base or a mark and no
+    bit lies past the last row (tail: rows in the last block), and word 7 counts the marks
+    before the block. Returns (0 or the first broken invariant's key in ssx._BLOCK_INVARIANTS,
+    the marks), the four base totals into totals_out. Compiled: numpy's temporaries made this
+    50 ms of a 22.7 Mbp index's load and would make it seconds for a mammal's."""
+    totals = np.zeros(4, np.uint64)
+    marks = uint64(0)
+    low = uint64(0xFFFFFFFF)
+    last = blocks.shape[0] - 1
+    for b in range(blocks.shape[0]):
+        w0, w1 = blocks[b, 0], blocks[b, 1]
+        if (w0 & low) != totals[0] or (w0 >> uint64(32)) != totals[1] or (w1 & low) != totals[2] \
+                or (w1 >> uint64(32)) != totals[3]:
+            return 1, np.int64(marks)
+        union = uint64(0)
+        for c in range(4):
+            bitmap = blocks[b, 2 + c]
+            if union & bitmap:
+                return 2, np.int64(marks)
+            union |= bitmap
+            totals[c] += popcount64(bitmap)
+        rows = ~uint64(0) if b < last else (uint64(1) << uint64(tail)) - uint64(1)
+        if (union | blocks[b, 6]) != rows:
+            return 3, np.int64(marks)
+        if blocks[b, 7] != marks:
+            return 4, np.int64(marks)
+        marks += popcount64(blocks[b, 6])
+    for c in range(4):
+        totals_out[c] = totals[c]
+    return 0, np.int64(marks)

@@ -14,7 +14,7 @@ import threading
 import numpy as np
 from numba import cuda, int64, uint64
 
-from seqsift.fmindex.build import IndexArrays
+from seqsift.fmindex.layout import IndexArrays
 from seqsift.fmindex.query import SearchOptions, Searcher
 from seqsift.fmindex.steps import compile_steps
 

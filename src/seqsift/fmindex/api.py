@@ -12,7 +12,7 @@ from seqsift.fmindex.reference import Reference, encode_reads, load_reference
 from seqsift.io.openers import display_name
 
 if TYPE_CHECKING:  # the kernels and the suffix sorter load on first use, not on `import seqsift`
-    from seqsift.fmindex.build import IndexArrays
+    from seqsift.fmindex.layout import IndexArrays
     from seqsift.fmindex.query import SearchOptions
 
 

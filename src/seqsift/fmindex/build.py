@@ -21,7 +21,6 @@ completely at build time, replaces the last k steps of every backward search.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
 from numba import njit
@@ -29,29 +28,11 @@ from pydivsufsort import divsufsort
 
 from seqsift.errors import UsageError
 from seqsift.intrinsics import prefetch
+from seqsift.fmindex.layout import MAX_KMER, MAX_TEXT, NARROW, WORDS, IndexArrays
 from seqsift.fmindex.reference import Reference
 
-WORDS = 8
-NARROW = (1 << 32) - 1  # texts up to this many symbols keep 32-bit samples and k-mer rows
-MAX_TEXT = 1 << 40  # beyond NARROW: 64-bit samples and rows; each base's count must stay below 2^32
-MAX_KMER = 14  # 4^14 intervals are 2 GiB of table
 AHEAD = 16  # rows whose text is prefetched ahead in the passes over the suffix array, which read the text at random
 KMER_CAP = 12  # the default never exceeds 128 MiB of table (docs/benchmarks.md: k=10-12 beat k=9 since the search is compute-bound)
-
-
-@dataclass(frozen=True)
-class IndexArrays:
-    blocks: np.ndarray  # uint64 (n // 64 + 1, 8)
-    C: np.ndarray  # int64 (4,): rows whose suffix starts with a smaller symbol, per base
-    samples: np.ndarray  # uint32 (uint64 past NARROW): text position of each marked row, in row order
-    kmer_table: np.ndarray  # uint32/uint64 (4^k, 2): [lo, hi) of each k-mer, first base most significant
-    packed: np.ndarray  # uint8: the text, 4 bases a byte (low bits first), non-ACGT as A
-    gaps: np.ndarray  # int64 (m, 2): [start, end) of each run of '#'/'$' in the text
-    n: int  # rows (text length, '$' included)
-    sa_sample: int
-    repeat_sample: int  # 0: no denser marks in repeats
-    repeat_window: int
-    kmer: int
 
 
 def default_kmer(n: int) -> int:

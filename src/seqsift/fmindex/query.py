@@ -8,7 +8,17 @@ from dataclasses import dataclass
 import numpy as np
 
 from seqsift.errors import InputError
-from seqsift.fmindex.build import IndexArrays
+from seqsift.fmindex.layout import IndexArrays
+from seqsift.precompiled import Kernel
+
+_CPU = "seqsift.fmindex._cpu"  # the kernels, called precompiled (precompiled.py); a wide index has 64-bit rows
+_FIRST_KMERS = Kernel(_CPU, "first_kmers", "uint8[:] int64[:] int64 int64[:]")
+_SEARCH = Kernel(_CPU, "search", *(f"uint64[:,:] int64[:] int64 {rows}[:,:] int64 uint8[:] int64[:] int64[:] int64 int64 int64 "
+                                   "int64 int64[:] int64[:] int64[:]" for rows in ("uint32", "uint64")))
+_LOCATE = Kernel(_CPU, "locate", *(f"uint64[:,:] int64[:] {rows}[:] int64 int64[:] int64 int64[:]" for rows in ("uint32", "uint64")),
+                 results=1)
+_SETTLE = Kernel(_CPU, "settle", "uint8[:] int64[:] int64[:] uint8[:] int64[:] int64[:] int64[:] int64[:] uint8[:]")
+_GATHER_HITS = Kernel(_CPU, "gather_hits", "int64[:] int64[:] uint8[:] int64 int64[:] int64[:] int8[:]")
 
 SHORTCUTS = {"none": 0, "rank": 1, "verify": 2}
 DEFAULT_WIDTH = 16
@@ -58,15 +68,13 @@ class Searcher:
         """(lo, hi, left) per query, 2 per read (forward, reverse complement): the BWT interval
         [lo, hi), and the bases left unsearched where the verify shortcut stopped the search
         (0 elsewhere; those rows are occurrences only once settle has checked them)."""
-        from seqsift.fmindex import _cpu
-
         a, o = self.a, self.options
         nq = 2 * (bounds.size - 1)
         lo, hi, left = np.empty(nq, np.int64), np.empty(nq, np.int64), np.empty(nq, np.int64)
         kmers = np.empty(nq, np.int64)
-        _cpu.first_kmers(codes, bounds, self.k, kmers)
-        _cpu.search(a.blocks, a.C, a.n, self.table, self.k, codes, bounds, kmers, o.width, SHORTCUTS[o.shortcut],
-                    o.verify_rows, a.sa_sample, lo, hi, left)
+        _FIRST_KMERS(codes, bounds, self.k, kmers)
+        _SEARCH(a.blocks, a.C, a.n, self.table, self.k, codes, bounds, kmers, o.width, SHORTCUTS[o.shortcut],
+                o.verify_rows, a.sa_sample, lo, hi, left)
         return lo, hi, left
 
     def count(self, codes: np.ndarray, bounds: np.ndarray) -> np.ndarray:
@@ -81,8 +89,6 @@ class Searcher:
     def hits(self, codes: np.ndarray, bounds: np.ndarray, max_hits: int) -> BatchHits:
         """Counts and located hits. Every occurrence is located so the listed ones are the first
         max_hits in reference order, whatever the count."""
-        from seqsift.fmindex import _cpu
-
         if max_hits == 0:  # counting only: nothing to list
             counts = self.count(codes, bounds)
             empty = np.empty(0, np.int64)
@@ -96,15 +102,13 @@ class Searcher:
         offsets = np.concatenate(([0], np.cumsum(np.minimum(counts, max_hits)))).astype(np.int64)
         text_pos = np.empty(int(offsets[-1]), np.int64)
         strand = np.empty(int(offsets[-1]), np.int8)
-        _cpu.gather_hits(starts, located, keep, max_hits, offsets, text_pos, strand)
+        _GATHER_HITS(starts, located, keep, max_hits, offsets, text_pos, strand)
         return BatchHits(counts=counts, offsets=offsets, text_pos=text_pos, strand=strand)
 
     def _settled(self, codes, bounds, lo, walk, left):
         """(query, read position, kept, starts) of the first walk[q] rows from lo[q] of every
         query, in query order: located, then checked against the text where the search stopped
         early; query q's rows are [starts[q], starts[q + 1])."""
-        from seqsift.fmindex import _cpu
-
         starts = np.zeros(walk.size + 1, np.int64)
         np.cumsum(walk, out=starts[1:])
         total = int(starts[-1])
@@ -115,15 +119,13 @@ class Searcher:
         if located.size and int(located.max()) >= a.n:
             raise InputError(self.source, "the index is inconsistent: a located position lies past the text")
         keep = np.empty(total, np.uint8)
-        _cpu.settle(a.packed, self.gap_starts, self.gap_ends, codes, bounds, left, query_of, located, keep)
+        _SETTLE(a.packed, self.gap_starts, self.gap_ends, codes, bounds, left, query_of, located, keep)
         return query_of, located, keep, starts
 
     def _locate(self, rows: np.ndarray) -> np.ndarray:
-        from seqsift.fmindex import _cpu
-
         located = np.empty(rows.size, np.int64)
-        self._check(_cpu.locate(self.a.blocks, self.a.C, self.a.samples, self.a.sa_sample, rows,
-                                self.options.width, located))
+        self._check(_LOCATE(self.a.blocks, self.a.C, self.a.samples, self.a.sa_sample, rows, self.options.width,
+                            located))
         return located
 
     def _check(self, status: int) -> None:

@@ -18,15 +18,14 @@ from dataclasses import dataclass
 
 import numpy as np
 from isal.isal_zlib import crc32
-from numba import njit, uint64
 
 from seqsift import __version__
 from seqsift.errors import InputError
-from seqsift.fmindex.build import MAX_KMER, MAX_TEXT, NARROW, WORDS, IndexArrays
+from seqsift.fmindex.layout import MAX_KMER, MAX_TEXT, NARROW, WORDS, IndexArrays
 from seqsift.fmindex.reference import Reference
-from seqsift.intrinsics import popcount64
 from seqsift.io.openers import check_readable, display_name
 from seqsift.io.writers import atomic_output
+from seqsift.precompiled import Kernel
 
 MAGIC = b"SSXFMIDX"
 VERSION = 1
@@ -146,37 +145,7 @@ _BLOCK_INVARIANTS = {0: "", 1: "rank counts", 2: "base bitmaps overlap",
                      3: "a row with neither a base nor a mark, or bits past the last row", 4: "mark ranks"}
 
 
-@njit(nogil=True, boundscheck=False, cache=True)
-def _block_invariants(blocks, tail):
-    """One pass over the rank blocks (build.py's layout): each block's four counts are the base
-    bits of the blocks before it, no row has two bases, every row holds a base or a mark and no
-    bit lies past the last row (tail: rows in the last block), and word 7 counts the marks
-    before the block. Returns (0 or the first broken invariant's key in _BLOCK_INVARIANTS, the
-    four base totals, the marks). Compiled: numpy's temporaries made this 50 ms of a 22.7 Mbp
-    index's load and would make it seconds for a mammal's."""
-    totals = np.zeros(4, np.uint64)
-    marks = uint64(0)
-    low = uint64(0xFFFFFFFF)
-    last = blocks.shape[0] - 1
-    for b in range(blocks.shape[0]):
-        w0, w1 = blocks[b, 0], blocks[b, 1]
-        if (w0 & low) != totals[0] or (w0 >> uint64(32)) != totals[1] or (w1 & low) != totals[2] \
-                or (w1 >> uint64(32)) != totals[3]:
-            return 1, totals.astype(np.int64), np.int64(marks)
-        union = uint64(0)
-        for c in range(4):
-            bitmap = blocks[b, 2 + c]
-            if union & bitmap:
-                return 2, totals.astype(np.int64), np.int64(marks)
-            union |= bitmap
-            totals[c] += popcount64(bitmap)
-        rows = ~uint64(0) if b < last else (uint64(1) << uint64(tail)) - uint64(1)
-        if (union | blocks[b, 6]) != rows:
-            return 3, totals.astype(np.int64), np.int64(marks)
-        if blocks[b, 7] != marks:
-            return 4, totals.astype(np.int64), np.int64(marks)
-        marks += popcount64(blocks[b, 6])
-    return 0, totals.astype(np.int64), np.int64(marks)
+_BLOCK_INVARIANTS_KERNEL = Kernel("seqsift.fmindex._cpu", "block_invariants", "uint64[:,:] int64 int64[:]", results=2)
 
 
 def _check(name: str, header: dict, v: dict[str, np.ndarray]) -> LoadedIndex:
@@ -199,7 +168,8 @@ def _check(name: str, header: dict, v: dict[str, np.ndarray]) -> LoadedIndex:
     need(n <= NARROW or samples.dtype == np.uint64, "a text past 2^32 symbols needs the wide (64-bit) layout")
     need(blocks.shape == (n // 64 + 1, WORDS), "rank blocks do not match the text length")
     need(C.shape == (4,) and np.all(np.diff(np.concatenate(([1], C, [n]))) >= 0), "C array")
-    broken, totals, marks = _block_invariants(blocks, n % 64)
+    totals = np.zeros(4, np.int64)
+    broken, marks = _BLOCK_INVARIANTS_KERNEL(blocks, n % 64, totals)
     need(not broken, _BLOCK_INVARIANTS[broken])
     need(np.array_equal(np.diff(np.concatenate((C, [n]))), totals), "C against the rank counts")
     need(samples.shape == (marks,) and (samples.size == 0 or int(samples.max()) < n), "SA samples")
