@@ -4,7 +4,7 @@ Why: importing Numba and setting up its CPU target costs ~0.5 s at every start, 
 as searching a million reads (docs/benchmarks.md). A kernel declared here is compiled the first
 time a process calls it, through a C-callable wrapper (`numba.cfunc`), and its machine code is
 stored in the cache directory. Later processes link that object file into an LLVM JIT of their
-own (llvmlite, ~40 ms with Numba's two C helper modules) and call it through ctypes, which
+own (llvmlite and Numba's C helper modules: ~40 ms) and call it through ctypes, which
 releases the GIL during the call as Numba's `nogil` does. Results are the same machine code's.
 
 The cache key covers everything the machine code depends on: every seqsift source file,
@@ -17,6 +17,7 @@ its own. SEQSIFT_PRECOMPILED=0 calls the Numba functions instead.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import glob
 import hashlib
@@ -35,7 +36,7 @@ import numpy as np
 _MAGIC = b"seqsift-precompiled 1\n"
 _NUMBA_SETTINGS = ("NUMBA_OPT", "NUMBA_CPU_NAME", "NUMBA_CPU_FEATURES", "NUMBA_BOUNDSCHECK", "NUMBA_FASTMATH",
                    "NUMBA_LOOP_VECTORIZE", "NUMBA_SLP_VECTORIZE", "NUMBA_DISABLE_JIT")
-_SCALARS = {"int64": "int64", "bool": "bool"}
+_SCALARS = ("int64", "bool")
 _lock = threading.Lock()
 
 
@@ -105,7 +106,7 @@ class _Variant:
                 if not (isinstance(value, np.ndarray) and value.dtype == dtype and value.ndim == ndim
                         and value.flags.c_contiguous):
                     return False
-            elif isinstance(value, np.ndarray):
+            elif not isinstance(value, (int, np.integer, np.bool_)):
                 return False
         return True
 
@@ -252,11 +253,15 @@ def _write(path: Path, symbol: str, code: bytes) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+    except OSError:
+        return
+    try:
         with os.fdopen(fd, "wb") as f:
             f.write(_MAGIC + header + b"\n" + code)
         os.replace(tmp, path)
     except OSError:
-        return
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
 
 
 class _Loader:
@@ -277,11 +282,13 @@ class _Loader:
             for py_name, address in helpers.items():
                 ll.add_symbol(py_name if prefix == "NRT_" and py_name.startswith("_") else prefix + py_name, address)
         target = ll.Target.from_triple(ll.get_process_triple())
+        arch = target.name  # the relocation model Numba's JIT uses on each architecture
+        reloc = "static" if arch.startswith("x86") else "pic" if arch.startswith("ppc") else "default"
         self.ll = ll
         self.machine = target.create_target_machine(
             cpu=os.environ.get("NUMBA_CPU_NAME") or ll.get_host_cpu_name(),
             features=os.environ.get("NUMBA_CPU_FEATURES") or ll.get_host_cpu_features().flatten(),
-            opt=3, reloc="static", codemodel="jitdefault", jit=True)
+            opt=3, reloc=reloc, codemodel="jitdefault", jit=True)
         self.engines = []  # one per object: objects compiled in different processes may repeat internal names
 
     def load(self, code: bytes, symbol: str) -> int:
