@@ -32,7 +32,7 @@ def test_results_are_the_dispatchers(cache, rng):
     for dtype in (np.int64, np.int32):
         out, expected_out = np.zeros(500, np.int64), np.zeros(500, np.int64)
         got = QUOTIENT(values.astype(dtype), 7, out)
-        expected = QUOTIENT.python_function()(values.astype(dtype), 7, expected_out)
+        expected = QUOTIENT.dispatcher()(values.astype(dtype), 7, expected_out)
         assert got == expected and np.array_equal(out, expected_out) and out.any()
     assert len(list(cache.rglob("tests.precompiled_sample.quotient-*.o"))) == 2  # one file per signature
 

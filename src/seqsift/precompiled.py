@@ -59,13 +59,13 @@ class Kernel:
     def __repr__(self) -> str:
         return f"Kernel({self.module}.{self.name})"
 
-    def python_function(self):
+    def dispatcher(self):
         """The Numba dispatcher itself (imports Numba)."""
         return getattr(importlib.import_module(self.module), self.name)
 
     def __call__(self, *args):
         if not enabled():
-            return self.python_function()(*args)
+            return self.dispatcher()(*args)
         variant = next((v for v in self.variants if v.fits(args)), None)
         if variant is None:
             raise TypeError(f"{self!r} has no signature for ({', '.join(_describe(a) for a in args)}); "
@@ -80,7 +80,7 @@ class Kernel:
         status = np.zeros(1 + self.results, np.int64)
         variant.function()(status.ctypes.data, *flat)
         if status[0]:  # the kernel raised: the dispatcher raises the same exception, with its message
-            self.python_function()(*args)
+            self.dispatcher()(*args)
             raise RuntimeError(f"{self!r} failed in its precompiled form only")
         if self.results == 0:
             return None
@@ -173,7 +173,7 @@ def _compile(variant: _Variant) -> tuple[str, bytes]:
     c_args = [types.CPointer(types.int64)]
     for dtype, ndim in variant.args:
         c_args += [types.CPointer(from_dtype(dtype))] + [types.int64] * ndim if ndim else [types.int64]
-    namespace = {"carray": carray, "kernel": kernel.python_function()}
+    namespace = {"carray": carray, "kernel": kernel.dispatcher()}
     source = _wrapper_source(variant)
     exec(compile(source, f"<precompiled {kernel.module}.{kernel.name}>", "exec"), namespace)
     function = next(v for k, v in namespace.items() if k.startswith("precompiled_"))
@@ -251,7 +251,7 @@ def _write(path: Path, symbol: str, code: bytes) -> None:
     an unwritable cache is skipped."""
     header = json.dumps({"symbol": symbol, "sha256": hashlib.sha256(code).hexdigest()}).encode()
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
     except OSError:
         return
