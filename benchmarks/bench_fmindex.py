@@ -193,7 +193,7 @@ def search_rows(label: str, reads: Path, idx: dict, n: int, runs: int, peers: bo
 
 def warm_up(idx: dict, reads: Path) -> None:
     """Compile the search's kernels into the precompiled cache (the first search after an install
-    or an edit does this, ~15 s, once), so every timed run loads them as a user's runs do."""
+    or an edit does this, 7-22 s, once), so every timed run loads them as a user's runs do."""
     few = DATA / "warm_up.fq"
     with open(reads, "rb") as f:
         few.write_bytes(b"".join(f.readline() for _ in range(40)))
