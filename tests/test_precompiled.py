@@ -12,7 +12,6 @@ import pytest
 
 from seqsift import precompiled
 from seqsift.precompiled import Kernel
-from tests.conftest import TINY
 
 QUOTIENT = Kernel("tests.precompiled_sample", "quotient", "int64[:] int64 int64[:]", "int32[:] int64 int64[:]", results=2)
 
