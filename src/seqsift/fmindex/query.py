@@ -11,11 +11,12 @@ from seqsift.errors import InputError
 from seqsift.fmindex.layout import IndexArrays
 from seqsift.precompiled import Kernel
 
-_CPU = "seqsift.fmindex._cpu"  # the kernels, called precompiled (precompiled.py); a wide index has 64-bit rows
+_CPU = "seqsift.fmindex._cpu"  # the kernels, called precompiled (precompiled.py)
+_ROWS = ("uint32", "uint64")  # the samples' and k-mer table's rows: 64-bit in a wide index
 _FIRST_KMERS = Kernel(_CPU, "first_kmers", "uint8[:] int64[:] int64 int64[:]")
-_SEARCH = Kernel(_CPU, "search", *(f"uint64[:,:] int64[:] int64 {rows}[:,:] int64 uint8[:] int64[:] int64[:] int64 int64 int64 "
-                                   "int64 int64[:] int64[:] int64[:]" for rows in ("uint32", "uint64")))
-_LOCATE = Kernel(_CPU, "locate", *(f"uint64[:,:] int64[:] {rows}[:] int64 int64[:] int64 int64[:]" for rows in ("uint32", "uint64")),
+_SEARCH = Kernel(_CPU, "search", *(f"uint64[:,:] int64[:] int64 {rows}[:,:] int64 uint8[:] int64[:] int64[:] "
+                                   "int64 int64 int64 int64 int64[:] int64[:] int64[:]" for rows in _ROWS))
+_LOCATE = Kernel(_CPU, "locate", *(f"uint64[:,:] int64[:] {rows}[:] int64 int64[:] int64 int64[:]" for rows in _ROWS),
                  results=1)
 _SETTLE = Kernel(_CPU, "settle", "uint8[:] int64[:] int64[:] uint8[:] int64[:] int64[:] int64[:] int64[:] uint8[:]")
 _GATHER_HITS = Kernel(_CPU, "gather_hits", "int64[:] int64[:] uint8[:] int64 int64[:] int64[:] int8[:]")

@@ -2,8 +2,9 @@
 
 The general reader (fastx.py) spends a few microseconds of Python per record; for millions of
 reads that alone would cap a search below its goal, so this reader parses whole blocks in
-Numba (_reads_cpu.py, called precompiled). Names and qualities stay in the raw block (offsets only); the same validation and
-messages as fastx.py: every malformed record raises FormatError with path and line.
+Numba (_reads_cpu.py, called precompiled). Names and qualities stay in the raw block (offsets
+only); the same validation and messages as fastx.py: every malformed record raises FormatError
+with path and line.
 """
 
 from __future__ import annotations
