@@ -192,11 +192,16 @@ def test_each_command_is_defined_where_the_command_table_says():
         assert command in commands(build_parser(command))
 
 
-def test_the_package_names_its_functions_not_its_subpackages():
-    """`seqsift.find` and `seqsift.scan` are functions, even once their subpackages are imported."""
+def test_the_package_names_its_functions_not_its_subpackages(monkeypatch):
+    """`seqsift.find` and `seqsift.scan` are functions, even once their subpackages are imported;
+    a value assigned to a public name (as monkeypatch does) is kept."""
     import seqsift
     import seqsift.find.api
     import seqsift.scan.api
 
     assert callable(seqsift.find) and callable(seqsift.scan) and seqsift.find.__name__ == "find"
     assert {"FMIndex", "align", "find", "scan"} <= set(dir(seqsift))
+    monkeypatch.setattr(seqsift, "find", len)
+    assert seqsift.find is len
+    monkeypatch.undo()
+    assert seqsift.find is sys.modules["seqsift.find.api"].find

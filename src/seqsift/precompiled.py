@@ -178,6 +178,8 @@ def _compile(variant: _Variant) -> tuple[str, bytes]:
     exec(compile(source, f"<precompiled {kernel.module}.{kernel.name}>", "exec"), namespace)
     function = next(v for k, v in namespace.items() if k.startswith("precompiled_"))
     compiled = cfunc(types.void(*c_args), nopython=True)(function)
+    # The code library behind a cfunc (a private attribute) and its object-code form, which is what
+    # Numba's own cache stores; a Numba release that changes either fails tests/test_precompiled.py.
     _, kind, data = compiled._library.serialize_using_object_code()
     assert kind == "object"
     return compiled.native_name, data[0]
