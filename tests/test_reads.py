@@ -113,8 +113,9 @@ def test_malformed_records_name_their_line(tmp_path, monkeypatch, text, line, me
 def test_truncated_gzip_names_the_line_it_broke_in(tmp_path, monkeypatch, way):
     """Not the first line of the block being read: a cut download is reported near where it was
     cut. ISA-L drops what it had inflated from its last input chunk, so "near" is within one such
-    chunk (tens of KB); the first unparsed line, named before, lay about BLOCK (here 1 MB) back."""
+    chunk (tens of KB); the first unparsed line, named before, lay about a block (here 1 MB) back."""
     monkeypatch.setattr(reads_module, "BLOCK", 1 << 20)
+    monkeypatch.setattr(reads_module, "PARTITION_BLOCKS", 1)
     text = b"".join(b"@r%d\nACGTACGTAC\n+\nIIIIIIIIII\n" % i for i in range(100_000))
     whole = gzip.compress(text, compresslevel=1)
     cut = whole[: len(whole) * 3 // 4]

@@ -22,7 +22,11 @@ from seqsift.io.openers import (DECOMPRESSION_ERRORS, STDIN, decompression_faile
 from seqsift.io.recycled import Buffers
 from seqsift.precompiled import Kernel
 
-BLOCK = 16 << 20
+# Bytes read at a time, and so at most about twice that a batch: 4 MiB batches ran a whole
+# `seqsift search` 5-15% faster than 16 MiB ones (their buffers and the kernels' intermediates
+# stay in the L3; docs/benchmarks.md). A Dask partition is a task of its own and keeps 16 MiB.
+BLOCK = 4 << 20
+PARTITION_BLOCKS = 4
 _FOLD = np.frombuffer(FOLD, np.uint8)
 _ACGT = np.frombuffer(b"ACGT", np.uint8)
 _OK, _BAD_CHAR, _NO_AT, _NO_PLUS, _QUAL_LEN, _NO_NAME, _TRUNCATED, _NO_GT = range(8)
@@ -63,10 +67,11 @@ _PARSE = Kernel("seqsift.io._reads_cpu", "parse",
 
 
 def read_reads(source: str | os.PathLike, batch_reads: int = 1 << 16, code_table: np.ndarray | None = None) -> Iterator[ReadBatch]:
-    """Stream a FASTQ or FASTA file of reads (format from its first byte) in batches; with
-    code_table (256 entries), each batch also holds its bases translated through it."""
+    """Stream a FASTQ or FASTA file of reads (format from its first byte) in batches of at most
+    batch_reads reads and about 2 x BLOCK bytes; with code_table (256 entries), each batch also
+    holds its bases translated through it."""
     table = _FOLD if code_table is None else code_table
-    for batch, _, _, _ in _framed(source, batch_reads, copy=True, table=table):
+    for batch, _, _, _ in _framed(source, batch_reads, copy=True, table=table, block=BLOCK):
         yield batch
 
 
@@ -87,13 +92,15 @@ class RawBlock:
 
 
 def read_blocks(source: str | os.PathLike, batch_reads: int = 1 << 16, by_path: bool = False) -> Iterator[RawBlock]:
-    """The file as blocks of batch_reads records, their framing checked (a malformed header,
-    separator or quality length raises here, as read_reads would) but their bases not copied:
-    several times cheaper than read_reads, so one reader keeps many parsers busy. by_path: a
-    plain (uncompressed) file's blocks say where they lie instead of carrying their bytes."""
+    """The file as blocks of batch_reads records (fewer where 2 x PARTITION_BLOCKS x BLOCK bytes
+    hold fewer), their framing checked (a malformed header, separator or quality length raises
+    here, as read_reads would) but their bases not copied: several times cheaper than
+    read_reads, so one reader keeps many parsers busy. by_path: a plain (uncompressed) file's
+    blocks say where they lie instead of carrying their bytes."""
     located = by_path and str(source) != STDIN and _is_plain(source)
     offset = 0
-    for data, fastq, line, index in _framed(source, batch_reads, copy=False, table=_FOLD):
+    for data, fastq, line, index in _framed(source, batch_reads, copy=False, table=_FOLD,
+                                           block=PARTITION_BLOCKS * BLOCK):
         if located:
             yield RawBlock(None, display_name(source), fastq, line, index, os.path.abspath(source), offset, data.size)
         else:
@@ -152,14 +159,14 @@ def _parse_batch(data, final, fastq, batch_reads, copy, table, path, line, index
                      qual_lo=qual_lo[:reads], first=index), used, lines
 
 
-def _framed(source, batch_reads: int, copy: bool, table: np.ndarray):
+def _framed(source, batch_reads: int, copy: bool, table: np.ndarray, block: int):
     """(ReadBatch when copy else the raw records, fastq, first line, first read) per batch of
-    complete records, streaming the file BLOCK bytes at a time into reused buffers."""
+    complete records, streaming the file `block` bytes at a time into reused buffers."""
     path = display_name(source)
     stream = open_decompressed(source)
-    buffers = Buffers(2 * BLOCK + (1 << 20))  # a batch never holds more than twice BLOCK but for an overlong record
+    buffers = Buffers(2 * block + (1 << 20))  # a batch never holds more than twice block but for an overlong record
     try:
-        data, final = _extended(stream, np.empty(0, np.uint8), buffers, path, 1)
+        data, final = _extended(stream, np.empty(0, np.uint8), block, buffers, path, 1)
         head = data[: 1 << 16].tobytes().lstrip()[:1]
         if not head:
             return
@@ -168,8 +175,8 @@ def _framed(source, batch_reads: int, copy: bool, table: np.ndarray):
         fastq = head == b"@"
         line, index = 1, 0
         while True:
-            if not final and data.size < BLOCK:
-                data, final = _extended(stream, data, buffers, path, line)
+            if not final and data.size < block:
+                data, final = _extended(stream, data, block, buffers, path, line)
             batch, used, lines = _parse_batch(data, final, fastq, batch_reads, copy, table, path, line, index,
                                               buffers)
             if batch is not None:
@@ -179,17 +186,17 @@ def _framed(source, batch_reads: int, copy: bool, table: np.ndarray):
                 data = data[used:]
             elif final:
                 return
-            elif data.size >= BLOCK:  # one record longer than the buffer: read on
-                data, final = _extended(stream, data, buffers, path, line)
+            elif data.size >= block:  # one record longer than the buffer: read on
+                data, final = _extended(stream, data, block, buffers, path, line)
     finally:
         if str(source) != STDIN:  # never close the process's stdin
             stream.close()
 
 
-def _extended(stream, rest: np.ndarray, buffers: Buffers, path: str, line: int) -> tuple[np.ndarray, bool]:
-    """(rest followed by up to BLOCK more bytes of the stream, whether the stream has ended),
+def _extended(stream, rest: np.ndarray, block: int, buffers: Buffers, path: str, line: int) -> tuple[np.ndarray, bool]:
+    """(rest followed by up to `block` more bytes of the stream, whether the stream has ended),
     read straight into one buffer."""
-    data = buffers.get(rest.size + BLOCK)
+    data = buffers.get(rest.size + block)
     data[: rest.size] = rest
     view = memoryview(data)
     got = rest.size

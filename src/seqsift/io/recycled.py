@@ -1,6 +1,6 @@
 """Large byte buffers handed out again once nothing uses them.
 
-A stream of read batches allocates tens of MiB a batch; fresh memory costs page faults and the
+A stream of read batches allocates several MiB a batch; fresh memory costs page faults and the
 kernel's zeroing of every page, which took about a seventh of a whole `seqsift search`
 (docs/benchmarks.md). Each buffer is an anonymous memory map (huge pages advised, as numpy does
 for its own large arrays) handed out as a numpy array over it; every view of that array (a
