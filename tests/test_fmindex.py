@@ -151,6 +151,49 @@ def test_no_match_crosses_an_n_run_or_a_record_join(tmp_path, rng, shortcut):
     assert got.counts.tolist() == [len(naive.dna_hits(records, r)) for r in reads] == [0] * 13 + [1]
 
 
+@pytest.mark.parametrize("n", [5, 37, 1000])
+def test_settle_checks_rows_as_the_text_says(rng, n):
+    """The verify shortcut's check, kernel against a direct comparison: queries of 1-120 bases
+    on both strands, rows anywhere in a short text (its last bytes take the base-by-base path),
+    before their prefix fits, and across a gap; half of them planted to match."""
+    text = rng.integers(0, 4, n)
+    packed = np.zeros((n + 3) // 4, np.uint8)
+    np.bitwise_or.at(packed, np.arange(n) >> 2, (text << (2 * (np.arange(n) & 3))).astype(np.uint8))
+    gaps = np.array([[n // 3, n // 3 + 1]], np.int64)
+    reads, left, rows = [], [], []
+    for r in range(60):
+        length = int(rng.integers(1, 121))
+        read = rng.integers(0, 4, length)
+        for strand in (0, 1):
+            j = int(rng.integers(1, length + 1))
+            for _ in range(int(rng.integers(0, 4))):
+                p = int(rng.integers(0, n + 1))
+                if p >= j and rng.random() < 0.5:  # plant the text there as the query's prefix
+                    prefix = text[p - j : p]
+                    if strand == 0:
+                        read[:j] = prefix
+                    else:
+                        read[length - j :] = (3 - prefix)[::-1]
+                rows.append((2 * r + strand, p))
+            left.append(j)
+        reads.append(read.copy())
+    query_of = np.array([q for q, _ in rows], np.int64)
+    located = np.array([p for _, p in rows], np.int64)
+    codes = np.concatenate(reads).astype(np.uint8)
+    bounds = np.concatenate(([0], np.cumsum([len(x) for x in reads]))).astype(np.int64)
+    left = np.array(left, np.int64)
+    keep = np.empty(len(rows), np.uint8)
+    _cpu.settle(packed, gaps[:, 0].copy(), gaps[:, 1].copy(), codes, bounds, left, query_of, located, keep)
+    want = []
+    for q, p in rows:
+        read, j = reads[q >> 1], left[q]
+        query = read if q % 2 == 0 else (3 - read)[::-1]
+        gap_free = all(end <= p - j for start, end in gaps if start < p)
+        want.append(int(p >= j and gap_free and np.array_equal(query[:j], text[p - j : p])))
+    assert keep.tolist() == want and 0 < sum(want) < len(want)
+    assert located.tolist() == [p - left[q] for q, p in rows]
+
+
 @pytest.mark.parametrize("sa_sample", [1, 5, 32])
 def test_locate_needs_at_most_sa_sample_minus_one_steps(random_reference, sa_sample):
     index = FMIndex.build(random_reference[0], sa_sample=sa_sample)

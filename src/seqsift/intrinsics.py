@@ -54,6 +54,18 @@ def cttz64(typingctx, x):
 
 
 @intrinsic
+def bswap64(typingctx, x):
+    """x with its 8 bytes in reverse order: 8 reverse-strand read codes, loaded at once, put in
+    the order that strand reads them."""
+    sig = types.uint64(types.uint64)
+
+    def codegen(context, builder, signature, args):
+        return builder.bswap(args[0])
+
+    return sig, codegen
+
+
+@intrinsic
 def popcount64(typingctx, x):
     """Number of set bits (popcnt): the rank of a base within an FM-index rank block."""
     sig = types.uint64(types.uint64)

@@ -29,7 +29,7 @@ import numpy as np
 from numba import njit, uint64
 
 from seqsift.fmindex.steps import compile_steps
-from seqsift.intrinsics import popcount64, prefetch
+from seqsift.intrinsics import bswap64, load_u64, popcount64, prefetch
 
 SHORTCUT_NONE, SHORTCUT_RANK, SHORTCUT_VERIFY = 0, 1, 2
 _EMPTY, _LOOKUP, _SEARCH = 0, 1, 2
@@ -63,66 +63,61 @@ def _touch_sample(samples, i):
     prefetch(uint64(samples.ctypes.data) + uint64(i) * uint64(samples.itemsize))
 
 
-def _expansions():
-    """Per packed text byte, its 4 bases as bytes (first base lowest), and the complements of
-    its bases in reverse order: what 4 read codes read forwards, or 4 reverse-strand codes read
-    backwards, must equal as one 32-bit word."""
-    byte = np.arange(256)
-    bases = [(byte >> (2 * m)) & 3 for m in range(4)]
-    forward = sum(bases[m].astype(np.uint32) << (8 * m) for m in range(4))
-    reverse = sum((3 - bases[3 - m]).astype(np.uint32) << (8 * m) for m in range(4))
-    return forward.astype(np.uint32), reverse.astype(np.uint32)
-
-
-_FORWARD4, _REVERSE4 = _expansions()
+_WORD = 24  # bases a packed word compares at once: 48 bits, all inside one unaligned 8-byte text load
+_COMPLEMENT8 = uint64(0x0303030303030303)
 
 
 @njit(inline="always", nogil=True, boundscheck=False)
 def _text_base(packed, t):
-    return np.int64((packed[t >> uint64(2)] >> ((t & uint64(3)) * uint64(2))) & uint64(3))
+    return uint64((packed[t >> uint64(2)] >> ((t & uint64(3)) * uint64(2))) & uint64(3))
 
 
 @njit(inline="always", nogil=True, boundscheck=False)
-def _four(read, at):
-    return np.uint32(read[at]) | (np.uint32(read[at + uint64(1)]) << 8) | (np.uint32(read[at + uint64(2)]) << 16) \
-        | (np.uint32(read[at + uint64(3)]) << 24)
+def _pack8(x):
+    """8 read codes (0-3, one a byte, first lowest) to 16 bits, 2 a base, first lowest: the
+    packed reference's order."""
+    x = (x | (x >> uint64(6))) & uint64(0x000F000F000F000F)
+    x = (x | (x >> uint64(12))) & uint64(0x000000FF000000FF)
+    return (x | (x >> uint64(24))) & uint64(0xFFFF)
 
 
 @njit(inline="always", nogil=True, boundscheck=False)
-def _prefix_matches(packed, gap_starts, gap_ends, codes, start, length, strand, j, p):
-    """Do query bases [0, j) equal the text just before position p, inside one record? Whole
-    text bytes are compared 4 bases at a time; only a prefix that matches is searched for a gap
-    (on a reference with repeats most rows compared fail). Indexes are unsigned: Numba adds
-    negative-index code to every signed one."""
-    if p - j < 0:
-        return False
-    read = codes[start:start + length]
-    t = uint64(p - j)
-    last = uint64(length - 1)
+def _pack_query(codes, first, last, strand, j, words):
+    """The query's first j bases (strand 1: the read's last j, complemented, backwards), 2 bits
+    each, _WORD a word: base i at bits 2 (i % _WORD) of words[i // _WORD]. 8 codes a load."""
+    reads = uint64(codes.ctypes.data)
     uj = uint64(j)
-    i = uint64(0)
-    diff = 0
-    while i < uj and (t + i) & uint64(3):  # bases before the first whole text byte
-        c = np.int64(read[i]) if strand == 0 else 3 - np.int64(read[last - i])
-        diff |= _text_base(packed, t + i) ^ c
-        i += uint64(1)
-    words = np.uint32(0)
-    if strand == 0:
-        while i + uint64(4) <= uj:
-            words |= _FORWARD4[packed[(t + i) >> uint64(2)]] ^ _four(read, i)
-            i += uint64(4)
-    else:
-        while i + uint64(4) <= uj:
-            words |= _REVERSE4[packed[(t + i) >> uint64(2)]] ^ _four(read, last - i - uint64(3))
-            i += uint64(4)
-    while i < uj:  # bases after the last whole text byte
-        c = np.int64(read[i]) if strand == 0 else 3 - np.int64(read[last - i])
-        diff |= _text_base(packed, t + i) ^ c
-        i += uint64(1)
-    if diff or words:
-        return False
-    g = np.searchsorted(gap_starts, p) - 1  # the last gap starting before p
-    return g < 0 or gap_ends[g] <= p - j
+    for w in range((j + _WORD - 1) // _WORD):
+        word = uint64(0)
+        at = uint64(w * _WORD)
+        for g in range(_WORD // 8):
+            i = at + uint64(8 * g)
+            if i + uint64(8) <= uj:
+                if strand == 0:
+                    x = load_u64(reads + first + i)
+                else:
+                    x = bswap64(load_u64(reads + last - i - uint64(7))) ^ _COMPLEMENT8
+                word |= _pack8(x) << uint64(16 * g)
+            else:
+                while i < uj:
+                    c = uint64(codes[first + i]) if strand == 0 else uint64(3) - uint64(codes[last - i])
+                    word |= c << (uint64(2) * (i - at))
+                    i += uint64(1)
+                break
+        words[w] = word
+
+
+@njit(inline="always", nogil=True, boundscheck=False)
+def _text_bits(packed, t, count):
+    """Text bases [t, t + count), count <= _WORD, packed as _pack_query packs a word: one
+    unaligned load, or base by base within 8 bytes of the text's end."""
+    if (t >> uint64(2)) + uint64(8) <= uint64(packed.size):
+        bits = load_u64(uint64(packed.ctypes.data) + (t >> uint64(2))) >> ((t & uint64(3)) * uint64(2))
+        return bits & ((uint64(1) << (uint64(2) * count)) - uint64(1))
+    bits = uint64(0)
+    for m in range(count):
+        bits |= _text_base(packed, t + uint64(m)) << (uint64(2) * uint64(m))
+    return bits
 
 
 @njit(nogil=True, boundscheck=False, cache=True)
@@ -280,8 +275,15 @@ def locate(blocks, C, samples, sa_sample, rows, width, out):
 def settle(packed, gap_starts, gap_ends, codes, bounds, left, query_of, located, keep):
     """Located rows to read positions, in place: a row of query q lies left[q] bases after the
     read's start, and where the search stopped early (left[q] > 0) the read's first left[q]
-    bases must also match the text there (keep[i] = 0 where they do not)."""
+    bases must also match the text there, inside one record (keep[i] = 0 where they do not).
+    A query's rows are consecutive: its bases are packed once and compared with each row's text
+    a word at a time, stopping at the first word that differs (most rows of a repeat do)."""
     ahead = 8  # rows whose reference bytes are fetched ahead of the compare
+    longest = 0
+    for r in range(bounds.size - 1):
+        longest = max(longest, bounds[r + 1] - bounds[r])
+    words = np.empty(longest // _WORD + 1, np.uint64)
+    packed_q = -1
     for i in range(located.size + ahead):
         if i + ahead < located.size:
             j = left[query_of[i + ahead]]
@@ -294,12 +296,28 @@ def settle(packed, gap_starts, gap_ends, codes, bounds, left, query_of, located,
         q = query_of[i]
         j = left[q]
         keep[i] = 1
-        if j:
+        if j == 0:
+            continue
+        p = located[i]
+        located[i] = p - j
+        if p < j:
+            keep[i] = 0
+            continue
+        if q != packed_q:
             r = q >> 1
-            start = bounds[r]
-            keep[i] = _prefix_matches(packed, gap_starts, gap_ends, codes, start, bounds[r + 1] - start, q & 1, j,
-                                      located[i])
-            located[i] -= j
+            _pack_query(codes, uint64(bounds[r]), uint64(bounds[r + 1] - 1), q & 1, j, words)
+            packed_q = q
+        t = uint64(p - j)
+        diff = uint64(0)
+        for w in range((j + _WORD - 1) // _WORD):
+            diff = _text_bits(packed, t + uint64(w * _WORD), uint64(min(_WORD, j - w * _WORD))) ^ words[w]
+            if diff:
+                break
+        if diff:
+            keep[i] = 0
+        else:
+            g = np.searchsorted(gap_starts, p) - 1  # the last gap starting before p
+            keep[i] = g < 0 or gap_ends[g] <= p - j
 
 
 @njit(nogil=True, boundscheck=False, cache=True)
