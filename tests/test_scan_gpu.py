@@ -1,7 +1,6 @@
 """The GPU key + tag filter under NUMBA_ENABLE_CUDASIM=1: the same candidates as the CPU's seed
 filter, and the whole pipeline with the GPU filter gives the CPU's verified hits. Launches are tiny."""
 
-import random
 
 import numpy as np
 import pytest

@@ -18,7 +18,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from seqsift.scan import _cpu
-from seqsift.scan._cpu import PAD
 from seqsift.scan.program import Program, compile_program
 from seqsift.scan.signatures import SignatureSet
 from seqsift.scan.table import (TAG, KeyTagTable, StrideFilter, build_key_tag_table, build_stride_filter,
