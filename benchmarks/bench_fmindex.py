@@ -254,7 +254,7 @@ def ablation(paths: dict, runs: int) -> list[dict]:
             rows.append({"study": "verify rows", "variant": label, "reads": name,
                          "count": kernel_rate(searcher, batches, 0, runs),
                          "count+locate": kernel_rate(searcher, batches, 100, runs)})
-    for width in (1, 2, 5, 10, 16, 20, 30, 40):
+    for width in (1, 2, 5, 10, 16, 20, 32, 40):
         for name, batches in (("exact", sets["exact"]), ("exact, 22 Mbp", sets_big["exact, 22 Mbp"])):
             searcher = (big if "22" in name else index).searcher(SearchOptions(width=width))
             rows.append({"study": "interleave", "variant": f"width {width}", "reads": name,

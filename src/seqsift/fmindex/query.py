@@ -22,7 +22,7 @@ _SETTLE = Kernel(_CPU, "settle", "uint8[:] int64[:] int64[:] uint8[:] int64[:] i
 _GATHER_HITS = Kernel(_CPU, "gather_hits", "int64[:] int64[:] uint8[:] int64 int64[:] int64[:] int8[:]")
 
 SHORTCUTS = {"none": 0, "rank": 1, "verify": 2}
-DEFAULT_WIDTH = 16
+DEFAULT_WIDTH = 32  # 32 beat 16 in most whole-process rounds (docs/benchmarks.md, thirteenth session)
 DEFAULT_VERIFY_ROWS = 4  # docs/benchmarks.md: the verify shortcut's interval size, measured
 
 
