@@ -22,9 +22,10 @@ from seqsift.io.openers import (DECOMPRESSION_ERRORS, STDIN, decompression_faile
 from seqsift.io.recycled import Buffers
 from seqsift.precompiled import Kernel
 
-# Bytes read at a time, and so at most about twice that a batch: 4 MiB batches ran a whole
-# `seqsift search` 5-15% faster than 16 MiB ones (their buffers and the kernels' intermediates
-# stay in the L3; docs/benchmarks.md). A Dask partition is a task of its own and keeps 16 MiB.
+# Bytes read at a time, and so at most about twice that a batch: 4 MiB blocks ran a whole
+# `seqsift search` 1.1-1.5x faster than 16 MiB ones in rounds (their buffers and the kernels'
+# intermediates stay in the L3; docs/benchmarks.md). A Dask partition is a task of its own and
+# keeps 16 MiB.
 BLOCK = 4 << 20
 PARTITION_BLOCKS = 4
 _FOLD = np.frombuffer(FOLD, np.uint8)
