@@ -2,6 +2,7 @@
 crash, a hang or a wrong answer."""
 
 import json
+import os
 import struct
 import zlib
 
@@ -176,3 +177,59 @@ def test_any_flipped_byte_is_caught_or_harmless(tmp_path, good, where, value):
     original.write_bytes(good)
     reads = ["GAATTC", "GGGCGGCGACCT", "ACGTTT"]
     assert index.locate(reads) == FMIndex.load(original).locate(reads)
+
+
+@pytest.fixture
+def counted_checks(tmp_path, monkeypatch):
+    """A private cache directory, and the number of array checksums each load computes."""
+    from seqsift.fmindex import ssx
+
+    monkeypatch.setenv("SEQSIFT_CACHE_DIR", str(tmp_path / "cache"))
+    calls = []
+    real = ssx._crc
+    monkeypatch.setattr(ssx, "_crc", lambda array: calls.append(1) or real(array))
+    return calls
+
+
+def test_an_unchanged_checked_file_loads_without_reading_its_arrays(tmp_path, good, counted_checks, monkeypatch):
+    from seqsift.fmindex import checked
+
+    monkeypatch.setattr(checked, "SETTLED_NS", 0)
+    path = tmp_path / "x.ssx"
+    path.write_bytes(good)
+    reads = ["GAATTC", "GGGCGGCGACCT", "ACGTTT"]
+    want = FMIndex.load(path).locate(reads)
+    assert len(counted_checks) == 7  # every array's checksum
+    counted_checks.clear()
+    assert FMIndex.load(path).locate(reads) == want
+    assert counted_checks == []
+    header, start = parts(good)
+    data = bytearray(good)
+    data[start + header["arrays"]["blocks"]["offset"] + 100] ^= 0xFF  # the same size, in place
+    path.write_bytes(bytes(data))
+    status = path.stat()
+    os.utime(path, ns=(status.st_atime_ns, status.st_mtime_ns + 10**9))  # a later tick, as any later write has
+    with pytest.raises(InputError, match="corrupt"):
+        FMIndex.load(path)
+
+
+def test_a_file_changed_just_now_is_checked_at_every_load(tmp_path, good, counted_checks):
+    """Its times might not change again on a write within the same clock tick (checked.py)."""
+    path = tmp_path / "x.ssx"
+    path.write_bytes(good)
+    FMIndex.load(path)
+    FMIndex.load(path)
+    assert len(counted_checks) == 14
+
+
+def test_an_unwritable_cache_means_a_full_check_every_time(tmp_path, good, counted_checks, monkeypatch):
+    from seqsift.fmindex import checked
+
+    monkeypatch.setattr(checked, "SETTLED_NS", 0)
+    (tmp_path / "file").write_text("not a directory")
+    monkeypatch.setenv("SEQSIFT_CACHE_DIR", str(tmp_path / "file" / "cache"))
+    path = tmp_path / "x.ssx"
+    path.write_bytes(good)
+    FMIndex.load(path)
+    FMIndex.load(path)
+    assert len(counted_checks) == 14
