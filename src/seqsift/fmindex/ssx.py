@@ -52,8 +52,8 @@ class LoadedIndex:
 
 
 def _crc(array: np.ndarray) -> int:
-    """zlib's CRC-32 of the array's bytes, computed by ISA-L at 4x zlib's speed here: every
-    command that loads an index checks all of it (22.7 Mbp: ~7 ms instead of ~28)."""
+    """zlib's CRC-32 of the array's bytes, computed by ISA-L at 4x zlib's speed here: the first
+    load of an index file checks all of it (22.7 Mbp: ~7 ms instead of ~28)."""
     return crc32(memoryview(np.ascontiguousarray(array)).cast("B"))
 
 
