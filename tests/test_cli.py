@@ -205,3 +205,17 @@ def test_the_package_names_its_functions_not_its_subpackages(monkeypatch):
     assert seqsift.find is len
     monkeypatch.undo()
     assert seqsift.find is sys.modules["seqsift.find.api"].find
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="counts the process's threads in Linux's /proc")
+def test_a_command_starts_no_blas_threads(files):
+    """numpy's OpenBLAS would start a spinning thread per extra core (cli._no_blas_threads); a
+    user's own setting is kept."""
+    script = ("import os, sys, seqsift.cli; seqsift.cli.main(sys.argv[1:]); "
+              "print(len(os.listdir('/proc/self/task')), os.environ['OPENBLAS_NUM_THREADS'])")
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    argv = [sys.executable, "-c", script, "find", "-q", "-t", "1", "abc", str(files[0])]
+    r = subprocess.run(argv, env=env, capture_output=True, text=True)
+    assert r.stdout.splitlines()[-1] == "1 1", r.stderr
+    r = subprocess.run(argv, env={**env, "OPENBLAS_NUM_THREADS": "3"}, capture_output=True, text=True)
+    assert r.stdout.splitlines()[-1].split()[1] == "3", r.stderr

@@ -81,7 +81,16 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+def _no_blas_threads() -> None:
+    """numpy's bundled OpenBLAS starts a thread per core when numpy is imported, and each spins
+    for ~0.1 s before it sleeps (0.1 s of CPU a command on this 2-core machine, a core's worth
+    per extra core elsewhere, competing with the command's own threads). No command does linear
+    algebra, so none starts them. Before numpy is imported; the user's own setting wins."""
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+
 def main(argv: list[str] | None = None) -> int:
+    _no_blas_threads()
     argv = sys.argv[1:] if argv is None else argv
     parser = build_parser(argv[0] if argv else None)
     try:
