@@ -18,6 +18,7 @@ _SEARCH = Kernel(_CPU, "search", *(f"uint64[:,:] int64[:] int64 {rows}[:,:] int6
                                    "int64 int64 int64 int64 int64[:] int64[:] int64[:]" for rows in _ROWS))
 _LOCATE = Kernel(_CPU, "locate", *(f"uint64[:,:] int64[:] {rows}[:] int64 int64[:] int64 int64[:]" for rows in _ROWS),
                  results=1)
+_EXPAND_ROWS = Kernel(_CPU, "expand_rows", "int64[:] int64[:] int64[:] int64[:]")
 _SETTLE = Kernel(_CPU, "settle", "uint8[:] int64[:] int64[:] uint8[:] int64[:] int64[:] int64[:] int64[:] uint8[:]")
 _GATHER_HITS = Kernel(_CPU, "gather_hits", "int64[:] int64[:] uint8[:] int64 int64[:] int64[:] int8[:]")
 
@@ -113,8 +114,8 @@ class Searcher:
         starts = np.zeros(walk.size + 1, np.int64)
         np.cumsum(walk, out=starts[1:])
         total = int(starts[-1])
-        query_of = np.repeat(np.arange(walk.size), walk)
-        rows = np.repeat(lo - starts[:-1], walk) + np.arange(total)
+        query_of, rows = np.empty(total, np.int64), np.empty(total, np.int64)
+        _EXPAND_ROWS(lo, starts, query_of, rows)
         located = self._locate(rows)
         a = self.a
         if located.size and int(located.max()) >= a.n:
