@@ -8,6 +8,7 @@ import pytest
 from seqsift.errors import FormatError, InputError
 from seqsift.fmindex import _cpu
 from seqsift.fmindex.api import FMIndex
+from seqsift.fmindex.build import default_kmer, default_repeat_sample
 from seqsift.fmindex.query import SearchOptions, Searcher
 from seqsift.fmindex.reference import encode_reads
 from tests import naive
@@ -230,6 +231,23 @@ def test_repeat_samples_shorten_the_walks(diverged_copies):
         assert np.flatnonzero(hist).max() <= 31
         steps[repeat_sample] = (hist * np.arange(hist.size)).sum() / hist.sum()
     assert steps[4] < steps[0] / 2
+
+
+def test_default_kmer_table_is_at_most_8_bytes_a_base_and_128_mib():
+    """The largest k with 4^k <= bases, k at most 12: the table (8 bytes a k-mer) costs at most 8
+    bytes a base, and 128 MiB on any genome."""
+    for n in (1, 3, 4, 15, 16, 48_502, 4**11 - 1, 4**11, 5_682_322, 22_729_292, 4**13, 3_100_000_000):
+        k = default_kmer(n)
+        assert k >= 1 and 8 * 4**k <= max(8 * n, 32) and 8 * 4**k <= 128 << 20
+        assert k == 12 or 4 ** (k + 1) > n  # no larger k fits
+    assert (default_kmer(5_682_322), default_kmer(22_729_292)) == (11, 12)
+
+
+def test_default_repeat_sample_costs_at_most_128_mib():
+    """Every 4th base of a repeat is marked while 4-byte samples at every 4th base of the whole
+    genome fit in 128 MiB, every 8th beyond."""
+    assert [default_repeat_sample(n) for n in (48_502, 22_729_292, 1 << 27, (1 << 27) + 1, 3_100_000_000)] \
+        == [4, 4, 4, 8, 8]
 
 
 def test_real_genome_and_reads():

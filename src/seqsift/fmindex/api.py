@@ -34,10 +34,11 @@ class FMIndex:
         self._searchers: dict = {}
 
     @classmethod
-    def build(cls, fasta: str | os.PathLike, sa_sample: int = 32, repeat_sample: int = 8, kmer: int | None = None,
+    def build(cls, fasta: str | os.PathLike, sa_sample: int = 32, repeat_sample: int | None = None, kmer: int | None = None,
               wide: bool | None = None) -> "FMIndex":
-        """Index a FASTA file; kmer=None picks the k-mer table length from the genome size; wide
-        (64-bit text positions) is chosen by size, or forced."""
+        """Index a FASTA file; kmer=None and repeat_sample=None pick the k-mer table length and
+        the repeats' marking from the genome size; wide (64-bit text positions) is chosen by size,
+        or forced."""
         from seqsift.fmindex.build import build_arrays
 
         reference = load_reference(fasta)

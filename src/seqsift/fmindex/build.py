@@ -32,14 +32,19 @@ from seqsift.fmindex.layout import MAX_KMER, MAX_TEXT, NARROW, WORDS, IndexArray
 from seqsift.fmindex.reference import Reference
 
 AHEAD = 16  # rows whose text is prefetched ahead in the passes over the suffix array, which read the text at random
-KMER_CAP = 12  # the default never exceeds 128 MiB of table (docs/benchmarks.md: k=10-12 beat k=9 since the search is compute-bound)
+KMER_CAP = 12  # the default never exceeds 128 MiB of table (the seed's annex D5 measured up to 12, the best)
 
 
 def default_kmer(n: int) -> int:
-    """The k-mer table length for a text of n symbols: the largest k with 4^k <= n / 4, so the
-    table (8 * 4^k bytes) is at most 2 bytes a base, capped at KMER_CAP for large genomes. Each
-    base the table covers is a search step saved, and the one lookup a search makes costs less."""
-    return max(1, min(KMER_CAP, int(math.log(max(n, 16) / 4, 4))))
+    """The k-mer table length for a text of n symbols: the largest k with 4^k <= n, so the table
+    (8 * 4^k bytes) is at most 8 bytes a base, capped at KMER_CAP for large genomes. Each base the
+    table covers is a search step saved for every query, the steps that cost most (the interval
+    is widest); once the table is larger than the L3 its one lookup a query costs the same
+    whatever its size (docs/benchmarks.md, the fifteenth session)."""
+    k = 1
+    while k < KMER_CAP and 4 ** (k + 1) <= n:
+        k += 1
+    return k
 
 
 @njit(inline="always")
@@ -52,6 +57,18 @@ def _same_window(text, p, q, width):
         if c < 2 or c != text[q + t]:
             return False
     return True
+
+
+DENSE_REPEATS_UP_TO = 1 << 27  # bases: marking every 4th base costs at most 128 MiB of 4-byte samples up to here
+
+
+def default_repeat_sample(n: int) -> int:
+    """How densely repeats are marked by default for a text of n symbols: every 4th base while
+    that costs at most 128 MiB of samples even if the whole genome were repeats (the k-mer
+    table's budget), every 8th beyond. On 22.7 Mbp of diverged copies 4 against 8 located each
+    row in 34 against 48 ns, for 9.6 MB more samples (docs/benchmarks.md, the fifteenth session);
+    on a mammal 4 would add ~0.25 bytes a base (~16%)."""
+    return 4 if n <= DENSE_REPEATS_UP_TO else 8
 
 
 def repeat_window(n: int) -> int:
@@ -165,18 +182,20 @@ def _gaps(text: np.ndarray) -> np.ndarray:
     return edges.reshape(-1, 2).astype(np.int64)
 
 
-def build_arrays(reference: Reference, sa_sample: int = 32, repeat_sample: int = 8, kmer: int | None = None,
+def build_arrays(reference: Reference, sa_sample: int = 32, repeat_sample: int | None = None, kmer: int | None = None,
                  wide: bool | None = None) -> IndexArrays:
-    """repeat_sample 0, or not below sa_sample, marks no more in repeats; wide: 64-bit samples and
-    k-mer rows (automatic past NARROW symbols; tests force it)."""
+    """repeat_sample 0, or not below sa_sample, marks no more in repeats (None: by the genome's
+    size, default_repeat_sample); wide: 64-bit samples and k-mer rows (automatic past NARROW
+    symbols; tests force it)."""
+    text = np.ascontiguousarray(reference.text)  # pydivsufsort needs a writable array
+    n = int(text.size)
+    repeat_sample = default_repeat_sample(n) if repeat_sample is None else repeat_sample
     if sa_sample < 1:
         raise UsageError(f"--sa-sample {sa_sample}: give a whole number of at least 1")
     if repeat_sample < 0:
         raise UsageError(f"--repeat-sample {repeat_sample}: give 0 (none) or a whole number")
-    text = np.ascontiguousarray(reference.text)  # pydivsufsort needs a writable array
     if not text.flags.writeable:
         text = text.copy()
-    n = int(text.size)
     if n > MAX_TEXT:
         raise UsageError(f"the reference holds {n:,} symbols; this index format takes at most {MAX_TEXT:,}")
     symbol_counts = _symbol_counts(text)

@@ -27,12 +27,12 @@ def add_parser(sub, parent: argparse.ArgumentParser) -> None:
     p.add_argument("reference", help="FASTA reference")
     p.add_argument("--sa-sample", type=positive_int, default=32,
                    help="keep every s-th text position: locate takes at most s-1 steps (default %(default)s)")
-    p.add_argument("--repeat-sample", type=int, default=8,
+    p.add_argument("--repeat-sample", type=int,
                    help="in repeats (windows of ceil(log4(bases))+4 bases that occur more than once) also keep every "
                    "r-th position, so the many rows a repeat gives are located in fewer steps; 0 for none "
-                   "(default %(default)s)")
+                   "(default: 4 up to 2^27 bases, where that costs at most 128 MiB, else 8)")
     p.add_argument("--kmer", type=int, help="k-mer table length, 0 for none (default: from the genome size, "
-                   "the largest k with 4^k <= bases/4, at most 12)")
+                   "the largest k with 4^k <= bases, at most 12)")
     p.set_defaults(run=run_index)
 
     p = sub.add_parser("search", parents=[parent], help="exact matches of DNA reads in an FM-index, both strands",
