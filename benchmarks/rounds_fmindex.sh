@@ -11,6 +11,7 @@ cd "$(dirname "$0")/.."
 D=bench-data/fm
 PY=.venv/bin/python
 head -4 $D/reads_exact_1000000.fq > $D/one_read.fq
+$PY -m compileall -q src "$OLD_SRC" > /dev/null  # PYTHONDONTWRITEBYTECODE would recompile edited modules every run
 seconds() { local a=$(date +%s.%N); "$@"; local b=$(date +%s.%N); python3 -c "print($b - $a)"; }
 for r in $(seq 1 "${ROUNDS:-5}"); do
   for set in ${SETS:-near exact}; do
