@@ -34,6 +34,7 @@ import numpy as np
 import seqsift
 from benchlib import bench_args, cpu_name, tool_version
 from seqsift.fmindex.api import FMIndex
+from seqsift.fmindex.build import default_repeat_sample
 from seqsift.fmindex.query import SearchOptions
 from seqsift.fmindex.reference import READ_CODE
 from seqsift.fmindex.simulate import simulate_chunks
@@ -290,8 +291,8 @@ def ablation(paths: dict, runs: int) -> list[dict]:
                          "samples_mib": built.arrays.samples.nbytes / 2**20})
 
     # denser samples: fewer LF steps a located row, a larger index; repeat samples only where rows are many
-    for s, r in ((32, 0), (32, 8), (16, 0), (8, 0)):
-        default = " (default)" if (s, r) == (32, 8) else ""
+    for s, r in ((32, 0), (32, 4), (32, 8), (16, 0), (8, 0)):  # (32, 4): the default on both genomes
+        default = " (default)" if (s, r) == (32, default_repeat_sample(0)) else ""
         rebuilt("sampling", lambda a: f"--sa-sample {s} --repeat-sample {r}{default}", sa_sample=s, repeat_sample=r)
     for k in (0, 6, 8, 10, 11, 12):
         rebuilt("kmer", lambda a: f"k={k} ({a.kmer_table.nbytes / 2**20:.2f} MiB)", kmer=k)
