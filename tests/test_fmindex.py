@@ -233,14 +233,14 @@ def test_repeat_samples_shorten_the_walks(diverged_copies):
     assert steps[4] < steps[0] / 2
 
 
-def test_default_kmer_table_is_at_most_8_bytes_a_base_and_128_mib():
-    """The largest k with 4^k <= bases, k at most 12: the table (8 bytes a k-mer) costs at most 8
-    bytes a base, and 128 MiB on any genome."""
-    for n in (1, 3, 4, 15, 16, 48_502, 4**11 - 1, 4**11, 5_682_322, 22_729_292, 4**13, 3_100_000_000):
+def test_default_kmer_table_is_at_most_2_bytes_a_base_and_128_mib():
+    """The largest k with 4^k <= bases/4, k at most 12: the table (8 bytes a k-mer) costs at most
+    2 bytes a base, and 128 MiB on any genome."""
+    for n in (16, 63, 64, 48_502, 4**12 - 1, 4**12, 5_682_322, 22_729_292, 4**14, 3_100_000_000):
         k = default_kmer(n)
-        assert k >= 1 and 8 * 4**k <= max(8 * n, 32) and 8 * 4**k <= 128 << 20
-        assert k == 12 or 4 ** (k + 1) > n  # no larger k fits
-    assert (default_kmer(5_682_322), default_kmer(22_729_292)) == (11, 12)
+        assert k >= 1 and 8 * 4**k <= 2 * n and 8 * 4**k <= 128 << 20
+        assert k == 12 or 8 * 4 ** (k + 1) > 2 * n  # no larger k fits
+    assert (default_kmer(1), default_kmer(5_682_322), default_kmer(22_729_292)) == (1, 10, 11)
 
 
 def test_default_repeat_sample_costs_at_most_128_mib():

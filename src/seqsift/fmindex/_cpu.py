@@ -231,8 +231,8 @@ def search(blocks, C, n, table, k, codes, bounds, kmers, width, shortcut, verify
 @njit(nogil=True, boundscheck=False, cache=True)
 def expand_rows(lo, starts, query_of, rows):
     """The rows to locate: query q's are lo[q], lo[q] + 1, ... at rows[starts[q]:starts[q + 1]],
-    with q at the same places of query_of. One pass; numpy's two repeats and an arange took
-    ~45 ms a million reads on 22 Mbp (docs/benchmarks.md, the fifteenth session)."""
+    with q at the same places of query_of. One pass: numpy's two repeats and an arange took 26 ms
+    a million reads on 22 Mbp, this 13 (docs/benchmarks.md, the fifteenth session)."""
     for q in range(lo.size):
         first = lo[q] - starts[q]
         for i in range(starts[q], starts[q + 1]):

@@ -32,17 +32,17 @@ from seqsift.fmindex.layout import MAX_KMER, MAX_TEXT, NARROW, WORDS, IndexArray
 from seqsift.fmindex.reference import Reference
 
 AHEAD = 16  # rows whose text is prefetched ahead in the passes over the suffix array, which read the text at random
-KMER_CAP = 12  # the default never exceeds 128 MiB of table (the seed's annex D5 measured up to 12, the best)
+KMER_CAP = 12  # the default never exceeds 128 MiB of table (docs/benchmarks.md: k=10-12 beat k=9 since the search is compute-bound)
 
 
 def default_kmer(n: int) -> int:
-    """The k-mer table length for a text of n symbols: the largest k with 4^k <= n, so the table
-    (8 * 4^k bytes) is at most 8 bytes a base, capped at KMER_CAP for large genomes. Each base the
-    table covers is a search step saved for every query, the steps that cost most (the interval
-    is widest); once the table is larger than the L3 its one lookup a query costs the same
-    whatever its size (docs/benchmarks.md, the fifteenth session)."""
+    """The k-mer table length for a text of n symbols: the largest k with 4^k <= n / 4, so the
+    table (8 * 4^k bytes) is at most 2 bytes a base, capped at KMER_CAP for large genomes. Each
+    base the table covers is a search step saved, and the one lookup a search makes costs less;
+    a table 4x larger (k=12 on 22.7 Mbp, +100 MB) saved nothing once repeats were marked every
+    4th base (docs/benchmarks.md, the fifteenth session)."""
     k = 1
-    while k < KMER_CAP and 4 ** (k + 1) <= n:
+    while k < KMER_CAP and 4 ** (k + 2) <= n:
         k += 1
     return k
 
@@ -66,7 +66,7 @@ def default_repeat_sample(n: int) -> int:
     """How densely repeats are marked by default for a text of n symbols: every 4th base while
     that costs at most 128 MiB of samples even if the whole genome were repeats (the k-mer
     table's budget), every 8th beyond. On 22.7 Mbp of diverged copies 4 against 8 located each
-    row in 34 against 48 ns, for 9.6 MB more samples (docs/benchmarks.md, the fifteenth session);
+    row in 34 against 48 ns, for an index 13% larger (docs/benchmarks.md, the fifteenth session);
     on a mammal 4 would add ~0.25 bytes a base (~16%)."""
     return 4 if n <= DENSE_REPEATS_UP_TO else 8
 

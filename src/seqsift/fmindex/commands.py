@@ -32,7 +32,7 @@ def add_parser(sub, parent: argparse.ArgumentParser) -> None:
                    "r-th position, so the many rows a repeat gives are located in fewer steps; 0 for none "
                    "(default: 4 up to 2^27 bases, where that costs at most 128 MiB, else 8)")
     p.add_argument("--kmer", type=int, help="k-mer table length, 0 for none (default: from the genome size, "
-                   "the largest k with 4^k <= bases, at most 12)")
+                   "the largest k with 4^k <= bases/4, at most 12)")
     p.set_defaults(run=run_index)
 
     p = sub.add_parser("search", parents=[parent], help="exact matches of DNA reads in an FM-index, both strands",
