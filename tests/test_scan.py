@@ -166,7 +166,7 @@ def test_unbounded_gaps_chain_in_order():
 
 
 def test_one_per_key_table_statistics():
-    """Signatures sharing every key position fill one bucket; the seed's table would keep one."""
+    """Signatures sharing every key position fill one bucket; a one-entry-per-key table would keep one."""
     sigs = from_strings([("k%d" % i, (bytes([i]) + b"ZZZZZZ").hex()) for i in range(30)])
     eng = Engine(sigs, filter="table")
     stats = eng.seed_table.stats

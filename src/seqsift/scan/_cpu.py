@@ -47,7 +47,7 @@ def bloom_test(bloom, word_shift, h):
 
 @njit(nogil=True, boundscheck=False, cache=True)
 def table_filter(data, lo, hi, starts, tags, masks, bloom, bloom_shift, out_pos, out_entry):
-    """The seed's filter: for every key position i in [lo, hi) (key data[i:i+2], tag data[i-4:i]),
+    """The key + tag filter: for every key position i in [lo, hi) (key data[i:i+2], tag data[i-4:i]),
     each entry of bucket key whose tag matches becomes a candidate (i - 4, entry). With a Bloom
     filter (bloom_shift > 0) the hashed 6-byte window must be present in it first."""
     base = uint64(data.ctypes.data)
