@@ -1,4 +1,4 @@
-"""CPU kernels of the scanner: the filters (seed table, stride prefilter) and the verifier.
+"""CPU kernels of the scanner: the filters (key + tag table, stride prefilter) and the verifier.
 
 Kernels take a padded buffer: PAD bytes before and after the data, so a window or a tag read
 near either end stays inside the array (what it reads there is checked away by verification).
