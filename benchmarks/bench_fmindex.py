@@ -1,5 +1,5 @@
 """seqsift index/search against bwa (aln + samse) and bowtie2 on exact matching, same inputs,
-same run; plus the ablation of each optimization the seed describes.
+same run; plus the ablation of each search optimization the GEM paper describes.
 
 Builds (once, under bench-data/fm/): the Klebsiella genome as plain FASTA, a ~22 Mbp reference
 (four copies, each with ~1% random substitutions), and 1,000,000 simulated 100 bp reads per set:

@@ -206,7 +206,7 @@ def bench_set(name, ndb, lines, listing, tree, total, args) -> dict:
 
 def thresholds(files: list[Path], limit: int) -> dict:
     """The cost controls' crossover, in process on the first `limit` bytes of the corpus with the
-    seed's table as filter (--filter table): verifying candidates one by one costs c_v seconds a
+    key + tag table as filter (--filter table): verifying candidates one by one costs c_v seconds a
     candidate, the full CPU pass c_f seconds a byte; past c_f / c_v candidates per byte the full
     pass is cheaper. Measured at 1% and 10% of 30,000 signatures present."""
     from seqsift.scan.api import objects_of

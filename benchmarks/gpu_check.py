@@ -5,7 +5,7 @@ timings. Run it in one call through the device tool; record what it prints in do
     NUMBA_ENABLE_CUDASIM=1 python benchmarks/gpu_check.py --smoke   # every path, tiny, no GPU
 
 `--smoke` runs every section at toy sizes under the CUDA simulator (tests/test_gpu_check.py, in
-`make test`), so the script a device session spends its minutes on has run before.
+`make test`), so the script a short GPU run spends its minutes on has run before.
 
 Scanning: 30,000 signatures over 256 MiB of /usr/bin; the GPU key + tag filter's candidates equal
 to the CPU's, filter GB/s on device-resident data, and the whole pipeline end to end (CPU and GPU
@@ -19,7 +19,7 @@ the CPU's, then GCUPS for query lengths 100-1000 with and without DPX.
 find:
 Measures: pinned host-to-device bandwidth; the kernel alone on resident data; end to end
 (host memory in, counts out) with 1 stream (copy and kernel in turn) and 3 streams (copy of chunk
-k+1 overlapping the kernel on chunk k and the copy back of k-1). The seed's claim to check: with
+k+1 overlapping the kernel on chunk k and the copy back of k-1). The claim of GPU Gems 3, ch. 35 to check: with
 overlap, total time approaches max(transfer, compute) rather than their sum.
 """
 

@@ -1,5 +1,5 @@
 """Two in-process measures of the FM-index search that give the same answer run after run on this
-noisy machine, where whole-process times move by 20-30% (docs/benchmarks.md, fifteenth session):
+noisy machine, where whole-process times move by 20-30% (docs/benchmarks.md):
 
     python benchmarks/search_phases.py steps INDEX READS
         the search (k-mer codes, lookup, backward steps) of every read cut to its last L bases,

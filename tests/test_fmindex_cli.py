@@ -273,3 +273,12 @@ def test_numbers_are_written_in_decimal(value):
     out = np.zeros(40, np.uint8)
     end = _put_int(out, 3, value)
     assert out[3:end].tobytes() == str(value).encode() and not out[:3].any() and not out[end:].any()
+
+
+def test_index_help_names_the_default_output(capsys):
+    """`index` writes REFERENCE.ssx, not standard output, and its -o help says so."""
+    assert main(["index", "--help"]) == 0
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert "REF.fa.gz -> REF.ssx" in help_text and "standard output" not in help_text
+    assert main(["search", "--help"]) == 0  # the other commands keep the shared -o
+    assert "write results to FILE (default: standard output)" in " ".join(capsys.readouterr().out.split())

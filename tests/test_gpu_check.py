@@ -1,6 +1,6 @@
 """benchmarks/gpu_check.py, the one script a lent GPU runs, run whole at toy sizes under the CUDA
 simulator: every section must run and report the GPU's results equal to the CPU's, so a device
-session's few minutes are not spent finding a broken script."""
+short GPU run is not spent finding a broken script."""
 
 import importlib.util
 import json

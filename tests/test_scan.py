@@ -166,7 +166,7 @@ def test_unbounded_gaps_chain_in_order():
 
 
 def test_one_per_key_table_statistics():
-    """Signatures sharing every key position fill one bucket; the seed's table would keep one."""
+    """Signatures sharing every key position fill one bucket; a one-entry-per-key table would keep one."""
     sigs = from_strings([("k%d" % i, (bytes([i]) + b"ZZZZZZ").hex()) for i in range(30)])
     eng = Engine(sigs, filter="table")
     stats = eng.seed_table.stats
@@ -193,7 +193,7 @@ def test_stride_and_table_filters_verify_the_same():
 
 def test_table_candidates_are_the_seed_filter():
     """The key+tag kernel reports exactly the (tag position, entry) pairs a direct reading of the
-    seed's loop gives."""
+    key + tag loop (GPU Gems 3, ch. 35) gives."""
     rng = np.random.default_rng(9)
     data = rng.integers(0, 4, 5000, dtype=np.uint8)
     sigs = from_strings([data[i : i + 10].tobytes().hex() for i in rng.integers(0, 4990, 50)])

@@ -1,4 +1,4 @@
-"""The GPU key + tag filter under NUMBA_ENABLE_CUDASIM=1: the same candidates as the CPU's seed
+"""The GPU key + tag filter under NUMBA_ENABLE_CUDASIM=1: the same candidates as the CPU's key + tag
 filter, and the whole pipeline with the GPU filter gives the CPU's verified hits. Launches are tiny."""
 
 

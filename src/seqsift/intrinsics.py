@@ -82,7 +82,7 @@ _PREFETCH = "llvm.prefetch.p0"  # the name LLVM 15+ (opaque pointers) gives it
 @intrinsic
 def prefetch(typingctx, address):
     """Ask for the cache line at `address` ahead of use (prefetcht0): interleaved FM-index
-    searches overlap their independent rank-block misses this way (seed section 4.2.3)."""
+    searches overlap their independent rank-block misses this way (the GEM paper, 4.2.3)."""
     sig = types.void(types.uint64)
 
     def codegen(context, builder, signature, args):

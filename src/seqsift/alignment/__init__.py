@@ -1,4 +1,4 @@
-"""Smith-Waterman alignment (seed 004): pairwise alignment with traceback (`seqsift.align`) and
+"""Smith-Waterman alignment: pairwise alignment with traceback (`seqsift.align`) and
 database search (`search_database`), local, global or semi-global, linear or affine gaps."""
 
 from seqsift.alignment.database import Database, DatabaseHit, search_database

@@ -1,5 +1,5 @@
 """GPU database search (numba-cuda): one thread aligns the query against two database sequences
-at once, their 16-bit scores packed two to a 32-bit word (packed.py, the seed's s16x2 kernel);
+at once, their 16-bit scores packed two to a 32-bit word (packed.py: DPX's s16x2 instructions);
 sequences are sorted by length so the two in a word, and the threads of a warp, do similar work.
 The query profile sits in shared memory when it fits (48 KiB), else it is read from global memory.
 

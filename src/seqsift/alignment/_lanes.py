@@ -7,7 +7,7 @@ a column of cells is plain vector arithmetic over the lanes (_lane_column, satur
 Past a sequence's end its lane scores PAD, which can only lower scores. Long queries run in
 strips of STRIP rows so the working rows stay in cache.
 
-Narrow lanes are not always enough (the seed warns of the int16 range): a lane that may have
+Narrow lanes are not always enough (a score past the int16 range wraps): a lane that may have
 saturated (saturated(): from 255 - bias at 8 bits, 32767 at 16) is redone one width up by the
 caller (8 -> 16 -> the 32-bit reference kernel), so a saturated score is never reported.
 """

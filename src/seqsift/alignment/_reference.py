@@ -1,11 +1,11 @@
 """The reference kernel: Gotoh's affine-gap recurrences in 32-bit integers, row by row, for
 local, global and semi-global alignment, with a traceback in bounded memory.
 
-Recurrences (seed 004, section 6.1; penalties positive, a gap of L costs open + L * extend):
+Recurrences (Gotoh's, as in "Smith-Waterman with DPX"; penalties positive, a gap of L costs open + L * extend):
     I[i][j] = max(H[i-1][j] - open - extend, I[i-1][j] - extend)   query residue against a gap
     D[i][j] = max(H[i][j-1] - open - extend, D[i][j-1] - extend)   target residue against a gap
     H[i][j] = max(H[i-1][j-1] + s(q_i, t_j), I[i][j], D[i][j]  [, 0 when local])
-I and D are never clamped at zero (the seed warns that doing so is wrong); only H is.
+I and D are never clamped at zero (a gap would then extend without paying its open); only H is.
 
 Traceback memory is bounded by checkpointing: the forward pass keeps every `every`-th row of H
 and I; the traceback recomputes one band of `every` rows at a time with a direction byte per

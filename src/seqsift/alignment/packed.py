@@ -1,10 +1,10 @@
-"""16-bit pairs packed two to a 32-bit word, as the seed's DPX kernel computes (section 6.2), and
+"""16-bit pairs packed two to a 32-bit word, as the DPX kernel of "Smith-Waterman with DPX" computes, and
 one local alignment of a query against TWO database sequences at once, one per half-word.
 
 The arithmetic is written here in plain integer operations with the exact semantics of the
 CUDA intrinsics it stands for (per half-word, two's complement, wrapping adds):
     vimax3_s16x2_relu(a, b, c)  max(a, b, c, 0)        (H: the local alignment's floor at 0)
-    viaddmax_s16x2(a, b, c)     max(a + b, c)          (I and D: never clamped at 0, as the seed warns)
+    viaddmax_s16x2(a, b, c)     max(a + b, c)          (I and D: never clamped at 0)
     vadd_s16x2(a, b)            a + b
 The same Python (register_jitable) compiles with numba for the CPU (tests) and with numba-cuda for
 the GPU's portable path; on sm_90 the GPU kernel calls the hardware DPX instructions instead (_gpu.py). Scores never

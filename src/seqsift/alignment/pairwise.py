@@ -119,7 +119,7 @@ def _empty_score(m: int, n: int, scoring: Scoring, code: int) -> tuple[int, int,
 def align(query: str | bytes, target: str | bytes, scoring: Scoring | None = None, mode: str = "local") -> Alignment:
     """Align query to target: mode 'local' (Smith-Waterman, default), 'global' (Needleman-Wunsch)
     or 'semi-global' (the whole query against any stretch of the target). scoring defaults to
-    DNA match 1, mismatch -1, linear gap 2 (the seed's scheme)."""
+    DNA match 1, mismatch -1, linear gap 2."""
     scoring = scoring or dna()
     q = scoring.encode(query, "query")
     t = scoring.encode(target, "target")

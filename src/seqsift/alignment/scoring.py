@@ -2,7 +2,7 @@
 match/mismatch, and gap penalties.
 
 Gap convention (BLAST's): a gap of length L costs open + L * extend, so `--gap-open 11
---gap-extend 1` charges 12 for one residue, and open 0, extend 2 is the seed's linear gap of -2 per
+--gap-extend 1` charges 12 for one residue, and open 0, extend 2 is a linear gap of -2 per
 residue. parasail and SSW charge their `open` for the first residue instead: our (open, extend)
 is their (open + extend, extend).
 """

@@ -1,1 +1,1 @@
-"""Exact search: every occurrence of one pattern, by data-parallel KMP (seed 000)."""
+"""Exact search: every occurrence of one pattern, by data-parallel KMP."""

@@ -1,6 +1,6 @@
 """CPU kernels: filter on four probe bytes 32 positions at a time, verify, hand over to KMP.
 
-The seed's data-parallel KMP splits the candidate start positions into equal
+Data-parallel KMP (the OpenCL KMP paper) splits the candidate start positions into equal
 partitions, one per work item, each reading P-1 bytes past its end and
 reporting only matches that start inside it. Here a work item is a list of
 candidate-start ranges (one per FASTA record piece, or one per chunk), cut so

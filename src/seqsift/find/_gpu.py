@@ -1,4 +1,4 @@
-"""GPU kernel and streamed pipeline (numba-cuda), as the seed's sections 3.1-3.2 describe.
+"""GPU kernel and streamed pipeline (numba-cuda), as sections 3.1-3.2 of the data-parallel KMP paper describe.
 
 Work items: blocks x threads, the block count a multiple of the device's
 multiprocessors. Each work item takes an equal share of the chunk's candidate

@@ -1,8 +1,8 @@
 """Small files packed back to back into one buffer, so a tree of thousands of files costs one
 kernel call per buffer (split across threads) instead of one call per file.
 
-Each file is an object with a start and a size in the buffer (the object descriptors of seed
-001); a search covers only the candidate starts whose match would end inside the same file, so
+Each file is an object with a start and a size in the buffer (the object descriptors of GPU Gems
+3, ch. 35); a search covers only the candidate starts whose match would end inside the same file, so
 no match spans two files.
 """
 

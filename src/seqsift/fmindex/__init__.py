@@ -1,1 +1,1 @@
-"""FM-index DNA search (seed 002, GEM): backward search, locate by sampled suffix array."""
+"""FM-index DNA search (after the GEM paper): backward search, locate by sampled suffix array."""

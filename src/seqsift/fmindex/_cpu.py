@@ -5,7 +5,7 @@ and as its reverse complement when odd (read backwards with complemented codes, 
 copied). A batch goes through three passes, each a loop simple enough for the branch
 predictor (one loop that switched between searching, walking and checking cost more in
 mispredictions than in memory: docs/benchmarks.md):
-  search   the backward searches, interleaved (seed section 4.2.3, annex D6): `width` queries
+  search   the backward searches, interleaved (the GEM paper, 4.2.3 and D6): `width` queries
            advance in lockstep, each prefetching the rank block of its next step, so their
            independent cache misses overlap instead of queuing;
   locate   LF walks from rows to marked rows, interleaved the same way;
@@ -15,7 +15,7 @@ mispredictions than in memory: docs/benchmarks.md):
 Shortcuts once an interval is small (hi-lo=1, section 4.2.2):
   SHORTCUT_NONE   two ranks per step to the end
   SHORTCUT_RANK   one rank per step once hi-lo=1: the row survives only if its BWT symbol is the base
-  SHORTCUT_VERIFY once the interval holds at most `verify_rows` rows (1: the seed's hi-lo=1),
+  SHORTCUT_VERIFY once the interval holds at most `verify_rows` rows (1: the GEM paper's hi-lo=1),
                   the search stops; locate then finds each row's text position (at most
                   sa_sample - 1 LF steps) and settle compares the bases still unsearched directly
                   against the 2-bit packed reference. The position found is the answer, so a
@@ -232,7 +232,7 @@ def search(blocks, C, n, table, k, codes, bounds, kmers, width, shortcut, verify
 def expand_rows(lo, starts, query_of, rows):
     """The rows to locate: query q's are lo[q], lo[q] + 1, ... at rows[starts[q]:starts[q + 1]],
     with q at the same places of query_of. One pass: numpy's two repeats and an arange took 26 ms
-    a million reads on 22 Mbp, this 13 (docs/benchmarks.md, the fifteenth session)."""
+    a million reads on 22 Mbp, this 13 (docs/benchmarks.md; commit 49422fa, 2026-12-01)."""
     for q in range(lo.size):
         first = lo[q] - starts[q]
         for i in range(starts[q], starts[q + 1]):

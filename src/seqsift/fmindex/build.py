@@ -1,12 +1,12 @@
 """Index construction: suffix array (pydivsufsort), BWT, C array, rank blocks, SA samples,
 k-mer table and the 2-bit packed reference.
 
-Rank structure, one level (seed section 4.2.6, annex D): one 64-byte block per 64 BWT rows,
+Rank structure, one level (the GEM paper, 4.2.6 and appendix D): one 64-byte block per 64 BWT rows,
 as 8 uint64 words: [count A | count C << 32, count G | count T << 32, bitmap A, bitmap C,
 bitmap G, bitmap T, sample-mark bitmap, samples before this block]. rank_c(i) is the block's
 count plus a popcount, and locating touches the mark bits in the same cache line.
 
-Locate (section 4.3.1, annex D4, "inverse marking"): rows are marked where the suffix array
+Locate (the GEM paper, 4.3.1 and D4, "inverse marking"): rows are marked where the suffix array
 holds a multiple of `sa_sample`, and where the BWT symbol is '#' or '$' (so an LF walk never
 crosses a boundary); walking LF from any row reaches a mark within sa_sample - 1 steps.
 Repeats are marked more densely, at every multiple of `repeat_sample` whose next
@@ -14,7 +14,7 @@ Repeats are marked more densely, at every multiple of `repeat_sample` whose next
 rows of diverged copies are located only to be rejected, so walks are many where repeats are
 (docs/benchmarks.md: four diverged copies of a genome, 15.5 -> 4.9 steps a row).
 
-Memoization (section 4.2.1, annex D5 strategy B2): the BWT interval of every k-mer, filled
+Memoization (the GEM paper, 4.2.1 and D5, strategy B2): the BWT interval of every k-mer, filled
 completely at build time, replaces the last k steps of every backward search.
 """
 
@@ -40,7 +40,7 @@ def default_kmer(n: int) -> int:
     table (8 * 4^k bytes) is at most 2 bytes a base, capped at KMER_CAP for large genomes. Each
     base the table covers is a search step saved, and the one lookup a search makes costs less;
     a table 4x larger (k=12 on 22.7 Mbp, +100 MB) saved nothing once repeats were marked every
-    4th base (docs/benchmarks.md, the fifteenth session)."""
+    4th base (docs/benchmarks.md; commit 9a62982, 2026-12-01)."""
     k = 1
     while k < KMER_CAP and 4 ** (k + 2) <= n:
         k += 1
@@ -66,7 +66,7 @@ def default_repeat_sample(n: int) -> int:
     """How densely repeats are marked by default for a text of n symbols: every 4th base while
     that costs at most 128 MiB of samples even if the whole genome were repeats (the k-mer
     table's budget), every 8th beyond. On 22.7 Mbp of diverged copies 4 against 8 located each
-    row in 34 against 48 ns, for an index 13% larger (docs/benchmarks.md, the fifteenth session);
+    row in 34 against 48 ns, for an index 13% larger (docs/benchmarks.md; commit f610c05, 2026-12-01);
     on a mammal 4 would add ~0.25 bytes a base (~16%)."""
     return 4 if n <= DENSE_REPEATS_UP_TO else 8
 

@@ -1,4 +1,4 @@
-"""`seqsift check`: verify search results against the reference itself (the seed's CheckFile).
+"""`seqsift check`: verify search results against the reference itself.
 
 Independent of the FM-index: every window of the reference is hashed, each read's hash (and
 its reverse complement's) picks candidate windows, and each candidate is compared base by

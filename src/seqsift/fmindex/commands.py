@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import copy
 import os
 import shlex
 import sys
@@ -21,10 +22,13 @@ BATCH_READS = 1 << 16
 def add_parser(sub, parent: argparse.ArgumentParser) -> None:
     from seqsift.cli import positive_int
 
-    p = sub.add_parser("index", parents=[parent], help="build an FM-index (.ssx) of a DNA reference",
+    # a copy of the shared options, so replacing -o's help here leaves the other commands' alone
+    p = sub.add_parser("index", parents=[copy.deepcopy(parent)], help="build an FM-index (.ssx) of a DNA reference",
                        description="Index a FASTA reference (plain/gz/bz2/xz, any number of records) for "
-                       "`seqsift search`. Non-ACGT bases are kept out of every match.")
+                       "`seqsift search`. Non-ACGT bases are kept out of every match.", conflict_handler="resolve")
     p.add_argument("reference", help="FASTA reference")
+    p.add_argument("-o", "--output", metavar="FILE", help="write the index to FILE (default: the reference's "
+                   "name with .ssx in place of .fa/.fasta/.fna/.fas and .gz/.bz2/.xz, e.g. REF.fa.gz -> REF.ssx)")
     p.add_argument("--sa-sample", type=positive_int, default=32,
                    help="keep every s-th text position: locate takes at most s-1 steps (default %(default)s)")
     p.add_argument("--repeat-sample", type=int,

@@ -23,13 +23,13 @@ _SETTLE = Kernel(_CPU, "settle", "uint8[:] int64[:] int64[:] uint8[:] int64[:] i
 _GATHER_HITS = Kernel(_CPU, "gather_hits", "int64[:] int64[:] uint8[:] int64 int64[:] int64[:] int8[:]")
 
 SHORTCUTS = {"none": 0, "rank": 1, "verify": 2}
-DEFAULT_WIDTH = 32  # 32 beat 16 in most whole-process rounds (docs/benchmarks.md, thirteenth session)
+DEFAULT_WIDTH = 32  # 32 beat 16 in most whole-process rounds (docs/benchmarks.md; commit 798cdfa, 2026-12-01)
 DEFAULT_VERIFY_ROWS = 4  # docs/benchmarks.md: the verify shortcut's interval size, measured
 
 
 @dataclass(frozen=True)
 class SearchOptions:
-    """The seed's optimizations, each switchable for the ablation benchmark."""
+    """The GEM paper's search optimizations, each switchable for the ablation benchmark."""
 
     kmer_table: bool = True
     shortcut: str = "verify"

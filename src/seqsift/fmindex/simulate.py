@@ -1,4 +1,4 @@
-"""`seqsift simulate`: test reads from a reference (the seed's GenerateChains, annex F).
+"""`seqsift simulate`: test reads from a reference, with their origin in each header.
 
 A chosen fraction of reads is cut from the reference (either strand, never across a record
 boundary or an N), substitutions are injected at the error rate, and the rest are random

@@ -1,5 +1,5 @@
-"""`seqsift stats`: what the index holds and how searches behave in it (the seed's SearchStats,
-LookupStats and DNAstatsGrouping, annex F). Instrumented, so slower than a search: it is for
+"""`seqsift stats`: what the index holds and how searches behave in it: base
+content, repeats, search steps and locate walks. Instrumented, so slower than a search: it is for
 understanding the index, not for timing it.
 """
 
@@ -58,7 +58,7 @@ def _trace(blocks, C, n, table, k, codes, bounds, first_single, emptied, steps):
 
 
 def _single_base_blocks(blocks: np.ndarray, n: int) -> int:
-    """Rank blocks whose 64 rows all hold one base: the seed's 'accelerator' case."""
+    """Rank blocks whose 64 rows all hold one base: the GEM paper's 'accelerator' case."""
     full = blocks[: n // 64, 2:6]
     return int(np.any(full == np.uint64(0xFFFFFFFFFFFFFFFF), axis=1).sum())
 

@@ -20,7 +20,7 @@ def compile_steps(jit, popcount):
 
     @jit
     def backward_step(blocks, C, b, lo, hi, one_rank):
-        """The interval [lo, hi) of rows extended by base b in front. With one_rank (the seed's hi-lo=1
+        """The interval [lo, hi) of rows extended by base b in front. With one_rank (the GEM paper's hi-lo=1
         shortcut, section 4.2.2) a single row costs one bit test and one rank instead of two ranks:
         it survives only if its BWT symbol is b."""
         if one_rank and hi - lo == 1:

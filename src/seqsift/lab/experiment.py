@@ -1,9 +1,9 @@
-"""The Filter Lab's experiments (seed 001, section 6): one real scan on synthetic data made to give
+"""The Filter Lab's experiments (GPU Gems 3, ch. 35, section 6): one real scan on synthetic data made to give
 a chosen hit rate, measured stage by stage.
 
 The data is random bytes with copies of signatures planted in a chosen fraction of its 64-byte
 slots, so the filter's candidates (and the CPU's checks) rise with the hit rate. The scan runs the
-seed's key + tag table (`filter="table"`), the pipeline the Lab is about, with its rotating
+2-byte key + 4-byte tag table (`filter="table"`), the pipeline the Lab is about, with its rotating
 buffers, full verification and thresholds switchable. Experiments are bounded (data size, signature
 count, wall time) and cancellable.
 """

@@ -82,10 +82,10 @@ def make_app():
                                                           debounce=True, style={"width": "8em"})
     app.layout = html.Div(style={"fontFamily": "sans-serif", "maxWidth": "980px", "margin": "auto"}, children=[
         html.H2("seqsift Filter Lab"),
-        html.P("The seed's GPU virus filter pipeline (GPU Gems 3, ch. 35), run for real by seqsift's scanner: "
+        html.P("The GPU virus filter pipeline of GPU Gems 3, ch. 35, run for real by seqsift's scanner: "
                "a 2-byte key + 4-byte tag table filters every position, candidates are verified in full on "
                "the CPU. Raise the hit rate and watch candidates and checks eat the throughput; raise the "
-               "signatures past 65,536 and the seed's one-entry-per-key table overflows."),
+               "signatures past 65,536 and a table of one entry per key overflows."),
         html.Div(style={"display": "grid", "gridTemplateColumns": "repeat(3, 1fr)", "gap": "8px"}, children=[
             html.Label(["Signatures ", number("signatures", 30_000, *LIMITS["signatures"], 1000)]),
             html.Label(["Buffer MB ", number("buffer_mb", 8, *LIMITS["buffer_mb"])]),
@@ -162,7 +162,7 @@ def _status(r: dict) -> str:
 
 def _overflow(table: dict) -> str:
     if table["one_per_key_lost"]:
-        return (f"Table overflow: the seed's one-signature-per-key table would lose {table['one_per_key_lost']:,} of "
+        return (f"Table overflow: a one-signature-per-key table would lose {table['one_per_key_lost']:,} of "
                 f"{table['entries']:,} signatures; the bucket table holds them all (largest bucket {table['largest_bucket']}).")
     return f"No overflow: {table['entries']:,} signatures on {table['keys_used']:,} keys, largest bucket {table['largest_bucket']}."
 

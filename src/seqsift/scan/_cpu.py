@@ -1,4 +1,4 @@
-"""CPU kernels of the scanner: the filters (seed table, stride prefilter) and the verifier.
+"""CPU kernels of the scanner: the filters (key + tag table, stride prefilter) and the verifier.
 
 Kernels take a padded buffer: PAD bytes before and after the data, so a window or a tag read
 near either end stays inside the array (what it reads there is checked away by verification).
@@ -47,7 +47,7 @@ def bloom_test(bloom, word_shift, h):
 
 @njit(nogil=True, boundscheck=False, cache=True)
 def table_filter(data, lo, hi, starts, tags, masks, bloom, bloom_shift, out_pos, out_entry):
-    """The seed's filter: for every key position i in [lo, hi) (key data[i:i+2], tag data[i-4:i]),
+    """The key + tag filter: for every key position i in [lo, hi) (key data[i:i+2], tag data[i-4:i]),
     each entry of bucket key whose tag matches becomes a candidate (i - 4, entry). With a Bloom
     filter (bloom_shift > 0) the hashed 6-byte window must be present in it first."""
     base = uint64(data.ctypes.data)

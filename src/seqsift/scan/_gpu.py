@@ -1,4 +1,4 @@
-"""The seed's filter on the GPU (numba-cuda): one thread per key position, the key + tag table
+"""The key + tag filter on the GPU (numba-cuda): one thread per key position, the key + tag table
 resident on the device, candidates compacted through an atomic counter.
 
 Each buffer goes up on its own stream from pinned host memory; the candidate count comes back

@@ -43,7 +43,7 @@ def add_parser(sub, parent: argparse.ArgumentParser) -> None:
     p.add_argument("--buffers", type=positive_int, default=MIN_BUFFERS,
                    help="rotating buffers; 1 runs fill, filter and verify one after another (default: %(default)s)")
     p.add_argument("--filter", choices=FILTERS, default="stride",
-                   help="CPU filter: stride (fast prefilter) or table (the seed's key + tag table at every byte) "
+                   help="CPU filter: stride (fast prefilter) or table (2-byte key + 4-byte tag at every byte, as on the GPU) "
                    "(default: %(default)s)")
     p.add_argument("--stride", type=positive_int, default=DEFAULT_STRIDE, help=argparse.SUPPRESS)
     p.add_argument("--no-verify", action="store_true",

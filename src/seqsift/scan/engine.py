@@ -2,7 +2,7 @@
 candidates become verified piece occurrences.
 
 Routing by anchor length (bytes of the piece's longest exact run):
-- >= 6: the seed's key + tag table (`filter="table"`, what the GPU runs and the Lab shows);
+- >= 6: the key + tag table of GPU Gems 3, ch. 35 (`filter="table"`, what the GPU runs and the Lab shows);
   with the default `filter="stride"`, anchors of at least 7 + stride bytes go to the stride
   prefilter instead and the rest to the table behind a Bloom filter;
 - 2-5: the short table (same kernel, missing tag bytes masked), CPU only;
@@ -46,7 +46,7 @@ class Occurrences:
 
 @dataclass
 class FilterCount:
-    candidates: int = 0  # raw filter candidates (the seed's candidate ids)
+    candidates: int = 0  # raw filter candidates (candidate ids, before verification)
     checks: int = 0  # piece starts verified
 
 
@@ -86,7 +86,7 @@ class Engine:
 
     @property
     def seed_table(self) -> KeyTagTable:
-        """The seed's table over every piece with a 6-byte anchor (built on first use)."""
+        """The key + tag table over every piece with a 6-byte anchor (built on first use)."""
         if self._seed_table is None:
             self._seed_table = build_key_tag_table(self.program, self.seed_pieces, pair_logp=self.pair_logp)
         return self._seed_table
@@ -98,7 +98,7 @@ class Engine:
     # -- filtering -------------------------------------------------------------------------------
     def table_candidates(self, table: KeyTagTable, buf: np.ndarray, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
         """Raw candidates (tag position, entry) of a key+tag table for the key positions in
-        [lo, hi - 1) of the padded buffer, in position order: what the seed's filter reports and
+        [lo, hi - 1) of the padded buffer, in position order: what the key + tag filter reports and
         the GPU must reproduce."""
         tail = (table.starts, table.tags, table.masks, table.bloom, table.bloom_shift)
         largest = int(np.diff(table.starts).max(initial=0))
@@ -106,7 +106,7 @@ class Engine:
         return _concat(self._map(lambda r: _drain(_cpu.table_filter, buf, *r, tail, largest), parts))
 
     def candidate_tables(self) -> list[KeyTagTable]:
-        """The key + tag tables whose candidates are checked one by one: the seed's table (or, in
+        """The key + tag tables whose candidates are checked one by one: the key + tag table (or, in
         stride mode, the one for anchors too short to stride) and the short-anchor table."""
         main = self.seed_table if self.filter == "table" else self.mid_table
         return [t for t in (main, self.short_table) if t is not None and len(t)]

@@ -1,4 +1,4 @@
-"""Objects (files) and the buffers they are packed into (the seed's sections 2 and 4).
+"""Objects (files) and the buffers they are packed into (GPU Gems 3, ch. 35, sections 2 and 4).
 
 Files are laid back to back into fixed-size buffers, each buffer carrying a descriptor per
 object part (a *segment*): where it lies in the buffer and at which file offset it starts. A

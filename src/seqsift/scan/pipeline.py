@@ -7,7 +7,7 @@ cost controls of section 6 sit between filter and verification:
   candidate; one full CPU multi-pattern pass (the stride prefilter and verifier) covers it;
 - object threshold: an object part whose candidates exceed it is rescanned that way alone.
 They matter where the filter's candidates are costly to bring back or check (the GPU, or the
-seed's table on the CPU, which the Lab drives); the CPU's default stride filter is itself the
+key + tag table on the CPU, which the Lab drives); the CPU's default stride filter is itself the
 full pass, so there they change nothing.
 """
 
@@ -121,7 +121,7 @@ class Scanner:
         return self.engine
 
     def table_stats(self) -> dict:
-        """The seed table's statistics (building it on first use, in stride mode too)."""
+        """The key + tag table's statistics (building it on first use, in stride mode too)."""
         if not self.stats.table:
             self.stats.table = self.prepare(None).seed_table.stats.as_dict()
         return self.stats.table
@@ -229,7 +229,7 @@ class Scanner:
     def _filter(self, filled: Filled):
         """Stage 2 on one buffer: ("found", occurrences) from the CPU's stride path, which checks
         each candidate as it finds it; ("candidates", [(table, positions, entries)]) from the
-        seed's table (CPU or GPU); ("block", None) when the GPU's count passed the block
+        key + tag table (CPU or GPU); ("block", None) when the GPU's count passed the block
         threshold and its candidates were never read back."""
         count = FilterCount()
         t = time.perf_counter()

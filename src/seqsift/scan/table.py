@@ -1,7 +1,7 @@
 """The filters' tables, built from each piece's anchor (its longest run of exact bytes).
 
-KeyTagTable is the seed's table (sections 3-4): a 2-byte key indexes 65,536 buckets, each
-entry holding the 4-byte tag of the bytes before the key and the piece it stands for. The seed
+KeyTagTable is the table of GPU Gems 3, ch. 35 (sections 3-4): a 2-byte key indexes 65,536 buckets, each
+entry holding the 4-byte tag of the bytes before the key and the piece it stands for. The chapter
 keeps one entry per key and overflows; here a bucket holds any number (CSR layout) and each
 piece's key is chosen within its run to keep buckets small. Runs of 2-5 bytes fit the same
 table with the missing tag bytes masked off (the CPU's short table).
@@ -61,7 +61,7 @@ class TableStats:
     entries: int
     keys_used: int
     largest_bucket: int
-    one_per_key_lost: int  # signatures the seed's one-entry-per-key table could not hold
+    one_per_key_lost: int  # signatures a one-entry-per-key table could not hold
 
     def as_dict(self) -> dict:
         return dict(self.__dict__)
