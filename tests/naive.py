@@ -108,6 +108,83 @@ def alignment_score(q: str, t: str, score, gap_open: int, gap_extend: int, mode:
     return max(H[m]) if m else 0
 
 
+
+# -- read mapping --------------------------------------------------------------------------------
+def clip_alignment_score(q: str, t: str, match: int, mismatch: int, ambiguous: int, gap_open: int, gap_extend: int,
+                         clip5: int, clip3: int, band: tuple[int, int] | None = None) -> int:
+    """The mapper's objective with full matrices: the best score of aligning read bases
+    [qb, qe) to any stretch of t, minus clip5 when qb > 0 and clip3 when qe < len(q); N (or any
+    non-ACGT letter) scores -ambiguous against anything. band (dlo, dhi): only cells with
+    dlo <= j - i <= dhi exist."""
+    NEG = float("-inf")
+    m, n = len(q), len(t)
+
+    def inside(i, j):
+        return band is None or band[0] <= j - i <= band[1]
+
+    def s(a, b):
+        if a not in "ACGT" or b not in "ACGT":
+            return -ambiguous
+        return match if a == b else -mismatch
+
+    H = [[NEG] * (n + 1) for _ in range(m + 1)]
+    I = [[NEG] * (n + 1) for _ in range(m + 1)]
+    D = [[NEG] * (n + 1) for _ in range(m + 1)]
+    best = NEG
+    for i in range(m + 1):
+        for j in range(n + 1):
+            if not inside(i, j):
+                continue
+            h = 0 if i == 0 else -clip5
+            if i and j:
+                h = max(h, H[i - 1][j - 1] + s(q[i - 1], t[j - 1]))
+            if j:
+                D[i][j] = max(H[i][j - 1] - gap_open - gap_extend, D[i][j - 1] - gap_extend)
+            if i:
+                I[i][j] = max(H[i - 1][j] - gap_open - gap_extend, I[i - 1][j] - gap_extend)
+            H[i][j] = max(h, D[i][j], I[i][j])
+            best = max(best, H[i][j] - (clip3 if i < m else 0))
+    return best
+
+
+def cigar_tags(read: str, ref: str, pos: int, cigar: str, match: int, mismatch: int, ambiguous: int, gap_open: int,
+               gap_extend: int) -> tuple[int, str, int]:
+    """(NM, MD, score) of a SAM alignment recomputed from its SEQ, the reference record, its
+    0-based POS and CIGAR, the way samtools calmd does (N never matches)."""
+    import re
+
+    nm, md, run, score = 0, "", 0, 0
+    i, j = 0, pos
+    for n, op in re.findall(r"(\d+)([MIDSH=X])", cigar):
+        n = int(n)
+        if op == "S":
+            i += n
+        elif op == "M":
+            for k in range(n):
+                a, b = read[i + k], ref[j + k]
+                if a == b and a in "ACGT":
+                    run += 1
+                    score += match
+                else:
+                    md += f"{run}{b}"
+                    run = 0
+                    nm += 1
+                    score -= ambiguous if a not in "ACGT" or b not in "ACGT" else mismatch
+            i += n
+            j += n
+        elif op == "I":
+            nm += n
+            i += n
+            score -= gap_open + n * gap_extend
+        elif op == "D":
+            md += f"{run}^{ref[j : j + n]}"
+            run = 0
+            nm += n
+            j += n
+            score -= gap_open + n * gap_extend
+    return nm, md + str(run), score
+
+
 # -- signature scanning: a ClamAV hex signature as a Python regular expression ------------------
 def signature_regex(body: str) -> bytes:
     """The regex of a hex signature body: every byte a character class of the values its mask

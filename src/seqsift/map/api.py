@@ -1,0 +1,152 @@
+"""`seqsift.map_reads`: place sequencing reads on a reference, as SAM records or as objects.
+
+A batch of reads is seeded in one FM-index search (seeding.py); each read's strongest chains
+are extended (extend.py), the results ranked (choose.py) and formatted (sam.py). Batches run on
+a thread pool in input order (the kernels release the GIL)."""
+
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Iterator
+
+from seqsift.errors import UsageError
+from seqsift.map.choose import Chosen, choose
+from seqsift.map.extend import Extender, oriented, reference_codes
+from seqsift.map.scoring import MapOptions
+from seqsift.map.sam import header, parse_read_group, records
+from seqsift.map.seeding import find_chains
+
+if TYPE_CHECKING:  # the FM-index loads on use
+    from seqsift.fmindex.api import FMIndex
+
+BATCH_READS = 1 << 12
+
+
+@dataclass(frozen=True)
+class Mapped:
+    """One input read and what was reported for it: alignments[0] is the primary, the rest are
+    supplementary; empty when the read is unmapped. nm/md per alignment."""
+
+    name: str
+    seq: bytes
+    qual: bytes | None
+    alignments: list[Chosen]
+    nm: list[int]
+    md: list[str]
+
+    @property
+    def mapped(self) -> bool:
+        return bool(self.alignments)
+
+
+class Mapper:
+    """Maps batches of reads (io.reads.ReadBatch with the FM-index's READ_CODE) on one index;
+    callable from several threads at once."""
+
+    def __init__(self, index: "FMIndex", options: MapOptions | None = None):
+        self.index = index
+        self.options = options or MapOptions()
+        self.searcher = index.searcher()
+        self.ref_codes = reference_codes(index.reference)
+        self._local = threading.local()
+
+    def _extender(self) -> Extender:
+        ext = getattr(self._local, "extender", None)
+        if ext is None:
+            ext = self._local.extender = Extender(self.index.reference, self.ref_codes, self.options)
+        return ext
+
+    def __call__(self, batch) -> list[Mapped]:
+        o = self.options
+        chains = find_chains(self.searcher, batch.codes, batch.bounds, o)
+        ext = self._extender()
+        out = []
+        for r in range(len(batch)):
+            lo, hi = batch.bounds[r], batch.bounds[r + 1]
+            reads = oriented(batch.codes[lo:hi])
+            first, last = chains.offsets[r], chains.offsets[r + 1]
+            placements = []
+            if last > first:
+                floor = o.drop_ratio * chains.weight[first]
+                for c in range(first, min(last, first + o.max_chains)):
+                    if chains.weight[c] < floor:
+                        break
+                    strand = int(chains.strand[c])
+                    p = ext.place(reads[strand], strand, int(chains.diag_lo[c]), int(chains.diag_hi[c]),
+                                  int(chains.anchor[c]))
+                    if p is not None:
+                        placements.append(p)
+            chosen = choose(placements, o)
+            marks = [ext.nm_md(c.placement, reads[c.placement.strand]) for c in chosen]
+            qual = None if batch.qual_lo[r] < 0 else batch.raw[batch.qual_lo[r] : batch.qual_lo[r] + hi - lo].tobytes()
+            out.append(Mapped(name=batch.name(r), seq=batch.seq[lo:hi].tobytes(), qual=qual, alignments=chosen,
+                              nm=[m[0] for m in marks], md=[m[1] for m in marks]))
+        return out
+
+
+def load_index(reference: "str | os.PathLike | FMIndex", announce=None) -> "FMIndex":
+    """An FMIndex as given, loaded from an .ssx file, or built in memory from a FASTA file
+    (announce(message) is told so: it takes a while on a large genome)."""
+    from seqsift.fmindex.api import FMIndex
+    from seqsift.fmindex.ssx import MAGIC
+    from seqsift.io.openers import check_readable
+
+    if isinstance(reference, FMIndex):
+        return reference
+    check_readable(reference)
+    with open(reference, "rb") as f:
+        is_index = f.read(len(MAGIC)) == MAGIC
+    if is_index:
+        return FMIndex.load(reference)
+    if announce:
+        announce(f"{reference} is not an .ssx index: indexing it in memory first (`seqsift index` saves one)")
+    return FMIndex.build(reference)
+
+
+def map_batches(mapper: Mapper, reads: "str | os.PathLike", threads: int = 1,
+                batch_reads: int = BATCH_READS) -> Iterator[list[Mapped]]:
+    """The mapped reads of a FASTQ/FASTA file, batch by batch in input order."""
+    from seqsift.fmindex.reference import READ_CODE
+    from seqsift.io.reads import read_reads
+    from seqsift.ordered import in_order
+
+    return in_order(mapper, read_reads(reads, batch_reads, READ_CODE), threads)
+
+
+def map_reads(reference: "str | os.PathLike | FMIndex", reads: str | os.PathLike, output: str | os.PathLike | None = None,
+              *, threads: int = 1, read_group: str | None = None, options: MapOptions | None = None,
+              command_line: str | None = None) -> list[Mapped] | dict:
+    """Map every read of a FASTQ/FASTA file (plain or compressed) to a reference: an FMIndex,
+    an .ssx file or a FASTA file (indexed in memory first). Without output, a list of Mapped
+    (one per read, in input order); with output, a SAM file there (read_group: bwa's -R line,
+    '@RG\\tID:x\\tSM:y') and a summary {'reads': n, 'mapped': n}."""
+    from seqsift.backend import check_threads
+
+    threads = check_threads(threads)
+    rg_line, rg_id = parse_read_group(read_group)
+    if output is None and read_group:
+        raise UsageError("read_group applies to SAM output: give output=")
+    mapper = Mapper(load_index(reference), options)
+    batches = map_batches(mapper, reads, threads)
+    if output is None:
+        return [m for batch in batches for m in batch]
+    from seqsift.io.writers import atomic_output
+
+    index = mapper.index
+    counts = {"reads": 0, "mapped": 0}
+    with atomic_output(output) as out:
+        out.write(header(index.names, index.reference.lengths, command_line or "seqsift.map_reads", rg_line))
+        write_records(out, batches, index.names, rg_id, counts)
+    return counts
+
+
+def write_records(out, batches, names: list[str], rg_id: str | None, counts: dict, progress=None) -> None:
+    for batch in batches:
+        out.write("".join(records(m.name, m.seq, m.qual, list(zip(m.alignments, m.nm, m.md)), names, rg_id)
+                          for m in batch).encode())
+        counts["reads"] += len(batch)
+        counts["mapped"] += sum(m.mapped for m in batch)
+        if progress is not None:
+            progress.advance(len(batch))

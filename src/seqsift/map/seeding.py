@@ -1,0 +1,77 @@
+"""Seeds and chains: each read's fixed-length pieces looked up exactly in the FM-index (both
+strands at once, the whole batch in one search), then grouped by diagonal.
+
+A seed on the forward strand at text position p from read offset o lies on diagonal p - o:
+where the read's first base would sit. A reverse-strand hit (the piece's reverse complement
+at p) is placed on the reverse-complemented read, where the piece starts at L - o - k, so its
+diagonal is p - (L - o - k). Seeds of one read and strand whose sorted diagonals step by at
+most `band` form a chain (an indel shifts the diagonal by its length); a chain's weight is how
+many distinct pieces it holds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from seqsift.fmindex.query import Searcher
+from seqsift.map.scoring import MapOptions
+
+
+@dataclass(frozen=True)
+class Chains:
+    """Chains of a batch, grouped by read and strongest first: read r's are
+    [offsets[r], offsets[r + 1]). diag_lo/diag_hi: the extreme diagonals (text positions);
+    anchor: the text position of one of its seeds (it names the record); weight: pieces."""
+
+    offsets: np.ndarray
+    strand: np.ndarray
+    diag_lo: np.ndarray
+    diag_hi: np.ndarray
+    anchor: np.ndarray
+    weight: np.ndarray
+
+
+def pieces(bounds: np.ndarray, k: int, step: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(read, offset, length) of every piece: offsets 0, step, 2 step, ... and the last k bases;
+    a read shorter than k is one piece."""
+    lengths = np.diff(bounds)
+    count = np.where(lengths > k, (lengths - k + step - 1) // step + 1, 1)
+    read = np.repeat(np.arange(lengths.size), count)
+    first = np.concatenate(([0], np.cumsum(count)[:-1]))
+    rank = np.arange(read.size) - first[read]
+    length = np.minimum(lengths[read], k)
+    offset = np.minimum(rank * step, lengths[read] - length)
+    return read, offset, length
+
+
+def find_chains(searcher: Searcher, codes: np.ndarray, bounds: np.ndarray, options: MapOptions) -> Chains:
+    """Chains of every read of a batch (codes 0-3, 255 for other letters; pieces holding one
+    match nowhere)."""
+    read, offset, length = pieces(bounds, options.seed_length, options.seed_step)
+    piece_bounds = np.concatenate(([0], np.cumsum(length))).astype(np.int64)
+    flat = np.repeat(bounds[read] + offset - piece_bounds[:-1], length) + np.arange(int(piece_bounds[-1]))
+    found = searcher.hits(np.ascontiguousarray(codes[flat]), piece_bounds, options.max_occurrences)
+    per_piece = np.diff(found.offsets)
+    piece = np.repeat(np.arange(read.size), per_piece)
+    keep = found.counts[piece] <= options.max_occurrences  # a repeat's seeds place nothing
+    piece = piece[keep]
+    text_pos, strand = found.text_pos[keep], found.strand[keep].astype(np.int64)
+    r = read[piece]
+    read_length = np.diff(bounds)[r]
+    diag = np.where(strand == 0, text_pos - offset[piece], text_pos - (read_length - offset[piece] - length[piece]))
+    order = np.lexsort((diag, strand, r))
+    r, strand, diag, text_pos, piece = r[order], strand[order], diag[order], text_pos[order], piece[order]
+    new = np.ones(r.size, bool)
+    new[1:] = (r[1:] != r[:-1]) | (strand[1:] != strand[:-1]) | (diag[1:] - diag[:-1] > options.band)
+    chain = np.cumsum(new) - 1
+    starts = np.flatnonzero(new)
+    ends = np.append(starts[1:], r.size) - 1
+    pairs = np.unique(chain * max(read.size, 1) + piece)
+    weight = np.bincount(pairs // max(read.size, 1), minlength=starts.size)
+    chain_read = r[starts]
+    ranked = np.lexsort((-weight, chain_read))
+    offsets = np.searchsorted(chain_read[ranked], np.arange(bounds.size), "left").astype(np.int64)
+    return Chains(offsets=offsets, strand=strand[starts][ranked], diag_lo=diag[starts][ranked],
+                  diag_hi=diag[ends][ranked], anchor=text_pos[starts][ranked], weight=weight[ranked])

@@ -1,0 +1,258 @@
+"""The read mapper: the extension kernel against the full-matrix oracle, simulated reads of known
+origin placed where they came from, NM/MD/AS recomputed from SEQ, POS and CIGAR, and the SAM
+read back by htslib (pysam)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pysam
+import pytest
+
+from seqsift.errors import InputError, UsageError
+from seqsift.map._extend import OP_D, OP_I, clip_align
+from seqsift.map.api import map_reads
+from seqsift.map.scoring import MapOptions, mapq
+from tests.naive import clip_alignment_score, cigar_tags, reverse_complement
+
+O = MapOptions()
+SCORES = (O.match, O.mismatch, O.ambiguous, O.gap_open, O.gap_extend)
+CODE = {c: i for i, c in enumerate("ACGT")}
+
+
+def codes(seq: str) -> np.ndarray:
+    return np.array([CODE.get(c, 4) for c in seq], np.int8)
+
+
+def run_kernel(q: str, t: str, dlo: int, dhi: int, clip5=O.clip, clip3=O.clip):
+    width = dhi - dlo + 1
+    trace = np.empty((len(q) + 1) * width, np.int8)
+    ops = np.empty(len(q) + len(t) + 1, np.int64)
+    lens = np.empty_like(ops)
+    total, score, qb, qe, tb, te, runs = clip_align(codes(q), codes(t), dlo, dhi, *SCORES, clip5, clip3, trace, ops,
+                                                    lens)
+    return total, score, qb, qe, tb, te, list(zip(ops[:runs].tolist(), lens[:runs].tolist()))
+
+
+def rescore(q: str, t: str, qb: int, tb: int, runs) -> tuple[int, int, int]:
+    """(score, read end, window end) of CIGAR runs walked over the sequences."""
+    cigar = "".join(f"{n}{'MID'[op]}" for op, n in runs)
+    nm, md, score = cigar_tags(q[qb:], t, tb, cigar, *SCORES)
+    read_used = sum(n for op, n in runs if op != OP_D)
+    ref_used = sum(n for op, n in runs if op != OP_I)
+    return score, qb + read_used, tb + ref_used
+
+
+def random_dna(rng, n: int) -> str:
+    return "".join("ACGT"[c] for c in rng.integers(0, 4, n))
+
+
+def mutate(rng, seq: str, subs: float, indels: float) -> str:
+    out = []
+    i = 0
+    while i < len(seq):
+        x = rng.random()
+        if x < indels / 2:  # deletion of 1-3 bases
+            i += int(rng.integers(1, 4))
+            continue
+        if x < indels:  # insertion of 1-3 bases
+            out.append(random_dna(rng, int(rng.integers(1, 4))))
+        c = seq[i]
+        if rng.random() < subs:
+            c = "ACGT".replace(c, "")[int(rng.integers(0, 3))]
+        out.append(c)
+        i += 1
+    return "".join(out)
+
+
+@pytest.mark.parametrize("case", range(40))
+def test_kernel_matches_oracle(rng, case):
+    """Random reads against windows that hold a mutated copy of them (or not), full band and
+    narrow band: the kernel's best score is the oracle's, and its CIGAR rescored gives it."""
+    m = int(rng.integers(1, 40))
+    q = random_dna(rng, m)
+    if case % 3 == 0:
+        q = q[:5] + "N" + q[6:]
+    if case % 2:
+        t = random_dna(rng, int(rng.integers(0, 10))) + mutate(rng, q, 0.1, 0.1) + random_dna(rng, int(rng.integers(0, 10)))
+    else:
+        t = random_dna(rng, int(rng.integers(1, 50)))
+    q = q[:m]
+    clip5, clip3 = int(rng.integers(0, 8)), int(rng.integers(0, 8))
+    for dlo, dhi in ((-len(q), len(t)), (int(rng.integers(-5, 3)), int(rng.integers(3, 12)))):
+        total, score, qb, qe, tb, te, runs = run_kernel(q, t, dlo, dhi, clip5, clip3)
+        assert total == clip_alignment_score(q, t, *SCORES, clip5, clip3, band=(dlo, dhi))
+        assert score == total + (clip5 if qb > 0 else 0) + (clip3 if qe < len(q) else 0)
+        got_score, got_qe, got_te = rescore(q, t, qb, tb, runs)
+        assert (got_score, got_qe, got_te) == (score, qe, te)
+        assert all(dlo <= j - i <= dhi for i, j in ((qb, tb), (qe, te)))
+
+
+def test_kernel_prefers_clipping_only_when_it_pays():
+    ref = "ACGTTGCAAGGCTTACGATCGATCGGATCCATGCAAGTC"
+    read = "CATG" + ref[4:30]  # 4 mismatching first bases cost more than the clip
+    total, score, qb, *_ = run_kernel(read, ref, -len(read), len(ref))
+    assert qb == 4 and score == 26 and total == 21
+    read = "T" + ref[1:30]  # one mismatch costs 4 < clip 5: aligned end to end
+    total, score, qb, *_ = run_kernel(read, ref, -len(read), len(ref))
+    assert qb == 0 and score == total == 25
+
+
+def test_mapq_follows_bwa():
+    assert mapq(O, 150, 150, 0, 150, 150) == 0  # two equally good places
+    assert mapq(O, 150, 0, 0, 150, 150) == 60
+    assert 0 < mapq(O, 150, 140, 0, 150, 150) < 60
+    assert mapq(O, 150, 140, 3, 150, 150) < mapq(O, 150, 140, 0, 150, 150)
+
+
+# -- whole reads ---------------------------------------------------------------------------------------------------
+@pytest.fixture
+def genome(rng, tmp_path):
+    """Two records; a 300-base segment appears in both (reads inside it have two equal places);
+    record two holds a run of N."""
+    repeat = random_dna(rng, 300)
+    one = random_dna(rng, 6000) + repeat + random_dna(rng, 6000)
+    two = random_dna(rng, 3000) + "N" * 50 + random_dna(rng, 2000) + repeat + random_dna(rng, 2500)
+    path = tmp_path / "ref.fa"
+    path.write_text(f">one first record\n{one}\n>two\n{two}\n")
+    return path, {"one": one, "two": two}, (6000, 6300)
+
+
+def simulate(rng, records, n=150):
+    """(name, seq, truth) reads: truth = (record, leftmost origin, strand) or None for random
+    ones. Substitutions, 1-3 base indels, both strands, lengths 70-180, some with N."""
+    reads = []
+    names = list(records)
+    for k in range(n):
+        if k % 15 == 0:
+            reads.append((f"r{k}", random_dna(rng, int(rng.integers(70, 180))), None))
+            continue
+        name = names[int(rng.integers(0, 2))]
+        seq = records[name]
+        length = int(rng.integers(70, 180))
+        start = int(rng.integers(0, len(seq) - length))
+        piece = seq[start : start + length]
+        if "N" in piece:
+            continue
+        read = mutate(rng, piece, 0.01, 0.004)
+        if k % 7 == 0:
+            at = int(rng.integers(20, len(read) - 20))
+            read = read[:at] + "N" + read[at + 1 :]
+        strand = int(rng.integers(0, 2))
+        if strand:
+            read = reverse_complement(read)
+        reads.append((f"r{k}", read, (name, start, "+-"[strand])))
+    return reads
+
+
+def write_fastq(path, reads):
+    path.write_text("".join(f"@{name} extra words\n{seq}\n+\n{'I' * len(seq)}\n" for name, seq, _ in reads))
+    return path
+
+
+def leading_clip(cigar: str) -> int:
+    import re
+
+    m = re.match(r"(\d+)S", cigar)
+    return int(m.group(1)) if m else 0
+
+
+def test_simulated_reads_are_placed_and_tagged_truly(genome, rng, tmp_path):
+    ref_path, records, (rep_lo, rep_hi) = genome
+    reads = simulate(rng, records)
+    # a read across the end of record one: its last 90 bases, then 60 random ones
+    reads.append(("across_end", records["one"][-90:] + random_dna(rng, 60), ("one", len(records["one"]) - 90, "+")))
+    reads.append(("empty", "", None))
+    out = tmp_path / "out.sam"
+    counts = map_reads(ref_path, write_fastq(tmp_path / "reads.fq", reads), out, read_group="@RG\\tID:g1\\tSM:s1")
+    assert counts["reads"] == len(reads)
+    with pysam.AlignmentFile(str(out), "r") as sam:
+        assert sam.header["RG"][0]["ID"] == "g1"
+        assert [sq["SN"] for sq in sam.header["SQ"]] == ["one", "two"]
+        records_out = list(sam)
+    primary = [r for r in records_out if not r.is_secondary and not r.is_supplementary]
+    assert [r.query_name for r in primary] == [name for name, _, _ in reads]  # every read once, in input order
+    wrong, placed = [], 0
+    for r, (name, seq, truth) in zip(primary, reads):
+        assert r.get_tag("RG") == "g1"
+        if truth is None:
+            assert r.is_unmapped, name
+            assert r.query_sequence in (seq, None)
+            continue
+        assert not r.is_unmapped, name
+        record, start, strand = truth
+        assert r.is_reverse == (strand == "-")
+        assert r.query_sequence == (reverse_complement(seq) if r.is_reverse else seq)
+        in_repeat = record in ("one", "two") and r.reference_start < rep_hi + 300 and rep_lo - 300 < r.reference_end \
+            and r.mapping_quality == 0
+        implied = r.reference_start - leading_clip(r.cigarstring)
+        if r.reference_name == record and abs(implied - start) <= 10:
+            placed += 1
+        elif not in_repeat:
+            wrong.append((name, truth, r.reference_name, r.reference_start, r.cigarstring))
+        ref = records[r.reference_name]
+        nm, md, score = cigar_tags(r.query_sequence, ref, r.reference_start, r.cigarstring, *SCORES)
+        assert (r.get_tag("NM"), r.get_tag("MD"), r.get_tag("AS")) == (nm, md, score), name
+        assert 0 <= r.mapping_quality <= 60
+    assert not wrong
+    assert placed >= 0.9 * sum(t is not None for _, _, t in reads)
+    end = next(r for r in primary if r.query_name == "across_end")
+    assert end.cigarstring.endswith("S") and end.reference_end == len(records["one"])
+
+
+def test_kernel_optimum_on_the_window(genome, rng, tmp_path):
+    """For mapped reads, no alignment in the window around the reported one scores better
+    (the full-matrix oracle, unbanded)."""
+    ref_path, records, _ = genome
+    reads = [r for r in simulate(rng, records, 20) if r[2] is not None][:8]
+    result = map_reads(ref_path, write_fastq(tmp_path / "reads.fq", reads))
+    for m, (name, seq, truth) in zip(result, reads):
+        c = m.alignments[0]
+        p = c.placement
+        read = reverse_complement(seq) if p.strand else seq
+        ref = records[truth[0]]
+        lo, hi = max(0, p.position - 20), min(len(ref), p.end + 20)
+        best = clip_alignment_score(read, ref[lo:hi], *SCORES, O.clip, O.clip)
+        assert p.total == best, name
+
+
+def test_two_equal_places_give_mapq_zero(genome, tmp_path):
+    ref_path, records, (rep_lo, rep_hi) = genome
+    read = records["one"][rep_lo + 50 : rep_lo + 200]
+    (m,) = map_reads(ref_path, write_fastq(tmp_path / "r.fq", [("rep", read, None)]))
+    c = m.alignments[0]
+    assert c.mapq == 0 and c.sub == c.placement.score == 150
+
+
+def test_chimeric_read_gets_a_supplementary_record(genome, tmp_path):
+    ref_path, records, _ = genome
+    read = records["one"][1000:1080] + records["two"][500:580]
+    out = tmp_path / "c.sam"
+    map_reads(ref_path, write_fastq(tmp_path / "r.fq", [("chimera", read, None)]), out)
+    with pysam.AlignmentFile(str(out), "r") as sam:
+        recs = list(sam)
+    assert len(recs) == 2 and not recs[0].is_supplementary and recs[1].is_supplementary
+    assert {(r.reference_name, r.reference_start) for r in recs} == {("one", 1000), ("two", 500)}
+    assert all(r.has_tag("SA") for r in recs)
+
+
+def test_output_order_is_input_order_at_any_thread_count(genome, rng, tmp_path, threads):
+    from seqsift.map.api import Mapper, load_index, map_batches
+
+    ref_path, records, _ = genome
+    reads = simulate(rng, records, 120)
+    path = write_fastq(tmp_path / "reads.fq", reads)
+    mapper = Mapper(load_index(ref_path))
+    got = [m.name for batch in map_batches(mapper, path, threads, batch_reads=7) for m in batch]
+    assert got == [name for name, _, _ in reads]
+
+
+def test_bad_inputs_are_clear_errors(genome, tmp_path):
+    ref_path, _, _ = genome
+    reads = write_fastq(tmp_path / "r.fq", [("a", "ACGT" * 20, None)])
+    with pytest.raises(UsageError, match="ID:"):
+        map_reads(ref_path, reads, tmp_path / "o.sam", read_group="@RG\\tSM:x")
+    with pytest.raises(InputError):
+        map_reads(tmp_path / "missing.fa", reads)
+    with pytest.raises(UsageError, match="seed_length"):
+        MapOptions(seed_length=40)
+    assert not (tmp_path / "o.sam").exists()
