@@ -189,6 +189,18 @@ def test_align_command_and_api_are_the_same_as_one_machine(tmp_path, client):
     assert cluster.search_database(client, qs, database, top=3, partition=4) == expected
 
 
+
+def test_map_on_dask_writes_the_local_records(tmp_path, client, lambda_index):
+    from seqsift.fmindex.simulate import simulate
+
+    reads = simulate(shared_file("lambda_virus.fa.gz"), 200, 90, 150, error_rate=0.01, seed=3)
+    path = tmp_path / "reads.fq"
+    path.write_text("".join(f"@{h}\n{s.decode()}\n+\n{'I' * len(s)}\n" for h, s in reads))
+    local, dask = both(tmp_path, ["map", str(lambda_index), str(path), "--partition", "37"], client.scheduler.address)
+    assert local[0] == dask[0] == 0
+    drop_pg = [lambda out: [line for line in out.splitlines() if not line.startswith(b"@PG")]][0]
+    assert drop_pg(local[1]) == drop_pg(dask[1]) and len(drop_pg(local[1])) > 200
+
 # -- faults and bad input ------------------------------------------------------------------------
 def test_a_killed_worker_loses_and_duplicates_nothing(lambda_index, rng):
     reads = [bytes(rng.choice(list(b"ACGT"), 24)) for _ in range(3000)]

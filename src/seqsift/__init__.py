@@ -23,6 +23,7 @@ _PUBLIC = {
     "find": "seqsift.find.api",
     "find_count": "seqsift.find.api",
     "find_records": "seqsift.find.api",
+    "map_reads": "seqsift.map.api",
     "scan": "seqsift.scan.api",
 }
 __all__ = ["__version__", *_PUBLIC]

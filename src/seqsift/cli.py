@@ -65,6 +65,7 @@ COMMANDS = {
     "check": "seqsift.fmindex.check",
     "stats": "seqsift.fmindex.stats",
     "align": "seqsift.alignment.command",
+    "map": "seqsift.map.command",
     "demo": "seqsift.demo",
 }
 

@@ -17,6 +17,7 @@ from seqsift.map.extend import Extender, oriented, reference_codes
 from seqsift.map.scoring import MapOptions
 from seqsift.map.sam import header, parse_read_group, records
 from seqsift.map.seeding import find_chains
+from seqsift.ordered import in_order
 
 if TYPE_CHECKING:  # the FM-index loads on use
     from seqsift.fmindex.api import FMIndex
@@ -49,7 +50,7 @@ class Mapper:
         self.index = index
         self.options = options or MapOptions()
         self.searcher = index.searcher()
-        self.ref_codes = reference_codes(index.reference)
+        self.ref_codes = reference_codes(index.arrays)
         self._local = threading.local()
 
     def _extender(self) -> Extender:
@@ -105,14 +106,18 @@ def load_index(reference: "str | os.PathLike | FMIndex", announce=None) -> "FMIn
     return FMIndex.build(reference)
 
 
+def batches_of(reads: "str | os.PathLike", batch_reads: int = BATCH_READS):
+    """The reads of a FASTQ/FASTA file in batches, encoded for the FM-index."""
+    from seqsift.fmindex.reference import READ_CODE
+    from seqsift.io.reads import read_reads
+
+    return read_reads(reads, batch_reads, READ_CODE)
+
+
 def map_batches(mapper: Mapper, reads: "str | os.PathLike", threads: int = 1,
                 batch_reads: int = BATCH_READS) -> Iterator[list[Mapped]]:
     """The mapped reads of a FASTQ/FASTA file, batch by batch in input order."""
-    from seqsift.fmindex.reference import READ_CODE
-    from seqsift.io.reads import read_reads
-    from seqsift.ordered import in_order
-
-    return in_order(mapper, read_reads(reads, batch_reads, READ_CODE), threads)
+    return in_order(mapper, batches_of(reads, batch_reads), threads)
 
 
 def map_reads(reference: "str | os.PathLike | FMIndex", reads: str | os.PathLike, output: str | os.PathLike | None = None,
@@ -129,24 +134,42 @@ def map_reads(reference: "str | os.PathLike | FMIndex", reads: str | os.PathLike
     if output is None and read_group:
         raise UsageError("read_group applies to SAM output: give output=")
     mapper = Mapper(load_index(reference), options)
-    batches = map_batches(mapper, reads, threads)
     if output is None:
-        return [m for batch in batches for m in batch]
+        return [m for batch in map_batches(mapper, reads, threads) for m in batch]
+    results = in_order(SamBatches(mapper, rg_id), batches_of(reads), threads)
+    return write_sam(output, mapper.index, results, command_line or "seqsift.map_reads", rg_line)
+
+
+def write_sam(output, index: "FMIndex", results, command_line: str, rg_line: str | None = None,
+              progress=None) -> dict:
+    """The header, then each (text, reads, mapped) of results in turn, to output (a path,
+    written under a temporary name and renamed at the end; None or '-' for stdout). Returns
+    {'reads': n, 'mapped': n}; progress.advance(reads) after each batch."""
     from seqsift.io.writers import atomic_output
 
-    index = mapper.index
     counts = {"reads": 0, "mapped": 0}
     with atomic_output(output) as out:
-        out.write(header(index.names, index.reference.lengths, command_line or "seqsift.map_reads", rg_line))
-        write_records(out, batches, index.names, rg_id, counts)
+        out.write(header(index.names, index.reference.lengths, command_line, rg_line))
+        for text, n, mapped in results:
+            out.write(text)
+            counts["reads"] += n
+            counts["mapped"] += mapped
+            if progress is not None:
+                progress.advance(n)
     return counts
 
 
-def write_records(out, batches, names: list[str], rg_id: str | None, counts: dict, progress=None) -> None:
-    for batch in batches:
-        out.write("".join(records(m.name, m.seq, m.qual, list(zip(m.alignments, m.nm, m.md)), names, rg_id)
-                          for m in batch).encode())
-        counts["reads"] += len(batch)
-        counts["mapped"] += sum(m.mapped for m in batch)
-        if progress is not None:
-            progress.advance(len(batch))
+class SamBatches:
+    """A batch of reads to (its SAM records as bytes, reads, reads mapped): the unit of work of
+    the command, run on a thread pool or on Dask workers alike."""
+
+    def __init__(self, mapper: Mapper, rg_id: str | None = None):
+        self.mapper = mapper
+        self.rg_id = rg_id
+
+    def __call__(self, batch) -> tuple[bytes, int, int]:
+        names = self.mapper.index.names
+        mapped = self.mapper(batch)
+        text = "".join(records(m.name, m.seq, m.qual, list(zip(m.alignments, m.nm, m.md)), names, self.rg_id)
+                       for m in mapped)
+        return text.encode(), len(mapped), sum(m.mapped for m in mapped)

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from seqsift.fmindex.layout import IndexArrays
 from seqsift.fmindex.reference import Reference
 from seqsift.map._extend import OP_D, OP_I, OP_M, clip_align
 from seqsift.map.scoring import MapOptions
@@ -49,10 +50,18 @@ class Placement:
         return "".join(parts)
 
 
-def reference_codes(reference: Reference) -> np.ndarray:
-    """The text as int8 codes 0-3 for A C G T and 4 for everything else (N, boundaries)."""
-    text = reference.text
-    return np.where(text >= 2, text - 2, 4).astype(np.int8)
+def reference_codes(arrays: IndexArrays) -> np.ndarray:
+    """The index's text as int8 codes 0-3 for A C G T and 4 for everything else (N, record
+    boundaries): its 2-bit packed bases, with the runs the index lists as gaps set to 4. Built
+    from the index alone, since a loaded .ssx keeps no plain text."""
+    packed = arrays.packed
+    codes = np.empty(packed.size * 4, np.int8)
+    for shift in range(4):
+        codes[shift::4] = (packed >> (2 * shift)) & 3
+    codes = codes[: arrays.n]
+    for start, end in arrays.gaps.tolist():
+        codes[start:end] = 4
+    return codes
 
 
 def oriented(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -34,7 +34,8 @@ def header(names: list[str], lengths, command_line: str, read_group: str | None 
     lines += [f"@SQ\tSN:{n}\tLN:{int(length)}" for n, length in zip(names, lengths)]
     if read_group:
         lines.append(read_group)
-    lines.append(f"@PG\tID:seqsift\tPN:seqsift\tVN:{__version__}\tCL:{command_line}")
+    cl = command_line.replace("\t", "\\t").replace("\n", " ")  # one header field: no tab, no line break
+    lines.append(f"@PG\tID:seqsift\tPN:seqsift\tVN:{__version__}\tCL:{cl}")
     return ("\n".join(lines) + "\n").encode()
 
 

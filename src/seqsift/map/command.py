@@ -1,0 +1,103 @@
+"""`seqsift map REF READS`: reads placed on a reference, as SAM."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import shlex
+import sys
+
+from seqsift import distributed
+from seqsift.errors import UsageError
+from seqsift.map.api import BATCH_READS
+from seqsift.map.scoring import MapOptions
+
+_D = MapOptions()
+
+
+def add_parser(sub, parent: argparse.ArgumentParser) -> None:
+    from seqsift.cli import positive_int
+
+    p = sub.add_parser("map", parents=[parent], help="map sequencing reads to a reference (SAM, as bwa mem)",
+                       description="Place every read of READS (FASTQ or FASTA, plain/gz/bz2/xz, - for stdin) on the "
+                       "reference, allowing mismatches and indels: exact seeds from the FM-index, chained, each chain "
+                       "extended by a banded affine-gap alignment that pays a penalty to clip a read end. SAM on "
+                       "stdout or -o: every read once as a primary record (flag 4 when unmapped) in input order, "
+                       "supplementary records for the other parts of chimeric reads; MAPQ 0-60 from the best and "
+                       "second-best scores (0 when two places are equally good); tags NM, MD, AS, XS, SA, RG. "
+                       "Exit status: 0 done (whatever maps), 2 error.")
+    p.add_argument("reference", help="an .ssx index from `seqsift index`, or a FASTA file (indexed in memory first)")
+    p.add_argument("reads", help="reads file")
+    p.add_argument("-R", "--read-group", metavar="LINE",
+                   help="read group header line, e.g. '@RG\\tID:lane1\\tSM:sample1'; adds RG:Z: to every record")
+    g = p.add_argument_group("scoring (bwa mem's defaults)")
+    g.add_argument("-A", "--match", type=int, default=_D.match, help="match score (default %(default)s)")
+    g.add_argument("-B", "--mismatch", type=int, default=_D.mismatch, help="mismatch penalty (default %(default)s)")
+    g.add_argument("-O", "--gap-open", type=int, default=_D.gap_open,
+                   help="gap open penalty: a gap of L bases costs O + L * E (default %(default)s)")
+    g.add_argument("-E", "--gap-extend", type=int, default=_D.gap_extend, help="gap extension penalty "
+                   "(default %(default)s)")
+    g.add_argument("-L", "--clip", type=int, default=_D.clip, help="penalty for clipping a read end "
+                   "(default %(default)s)")
+    g.add_argument("-T", "--min-score", type=int, default=_D.min_score,
+                   help="alignments scoring less are not reported (default %(default)s)")
+    g = p.add_argument_group("seeds and chains")
+    g.add_argument("-k", "--seed-length", type=positive_int, default=_D.seed_length,
+                   help="exact seed length, at most 32 (default %(default)s)")
+    g.add_argument("--seed-step", type=positive_int, default=_D.seed_step,
+                   help="a seed starts every this many read bases (default %(default)s)")
+    g.add_argument("-c", "--max-occurrences", type=positive_int, default=_D.max_occurrences,
+                   help="seeds occurring more often are skipped (default %(default)s)")
+    g.add_argument("-w", "--band", type=positive_int, default=_D.band,
+                   help="diagonals searched beyond a chain's: the longest indel found (default %(default)s)")
+    g.add_argument("--batch-reads", type=positive_int, default=BATCH_READS, help=argparse.SUPPRESS)
+    distributed.add_options(p, f"reads (default {BATCH_READS})")
+    p.set_defaults(run=run)
+    p.epilog = ("--backend: the extension runs on the CPU; a GPU extension is not written yet, so --backend cuda is "
+                "refused and auto means cpu.")
+
+
+def options_from(args: argparse.Namespace) -> MapOptions:
+    return MapOptions(match=args.match, mismatch=args.mismatch, gap_open=args.gap_open, gap_extend=args.gap_extend,
+                      clip=args.clip, min_score=args.min_score, seed_length=args.seed_length,
+                      seed_step=args.seed_step, max_occurrences=args.max_occurrences, band=args.band)
+
+
+def run(args: argparse.Namespace) -> int:
+    from seqsift.cli import warn
+    from seqsift.io.openers import check_readable
+    from seqsift.io.reads import read_blocks
+    from seqsift.map import cluster
+    from seqsift.map.api import Mapper, SamBatches, batches_of, load_index, write_sam
+    from seqsift.map.sam import parse_read_group
+    from seqsift.ordered import in_order
+    from seqsift.progress import Progress
+
+    if args.backend == "cuda":
+        raise UsageError("--backend cuda: seqsift map extends reads on the CPU only (a GPU extension is not written "
+                         "yet); use --backend cpu or auto")
+    options = options_from(args)
+    rg_line, rg_id = parse_read_group(args.read_group)
+    if args.output and args.output.endswith(".bam"):
+        raise UsageError(f"-o {args.output}: BAM output is not written yet; write SAM and convert it with "
+                         "`samtools view -b`")
+    if args.reads != "-":
+        check_readable(args.reads)
+    index = load_index(args.reference, announce=lambda message: warn(args, message))
+    command_line = shlex.join(["seqsift"] + sys.argv[1:])
+    batch_reads = args.partition or args.batch_reads
+    with contextlib.ExitStack() as stack:
+        progress = Progress("map", enabled=not args.quiet, unit=" reads")
+        stack.callback(progress.close)
+        if args.dask:
+            client, _ = stack.enter_context(distributed.command_run(args))
+            shared = distributed.share_files(client, cluster.load, [args.reference], (options, rg_id))
+            by_path = distributed.workers_see(client, [args.reads], thorough=False) if args.reads != "-" else False
+            results = distributed.map_ordered(client, shared, cluster.run_block,
+                                              read_blocks(args.reads, batch_reads, by_path))
+        else:
+            results = in_order(SamBatches(Mapper(index, options), rg_id), batches_of(args.reads, batch_reads),
+                               args.threads)
+        counts = write_sam(args.output, index, results, command_line, rg_line, progress)
+    warn(args, f"{counts['reads']:,} reads, {counts['mapped']:,} mapped")
+    return 0

@@ -1,0 +1,105 @@
+"""`seqsift map` end to end: SAM that htslib reads, the same records from a FASTA and its .ssx
+index at any thread count, and bad input failing with exit 2 and no output file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pysam
+import pytest
+
+from seqsift.cli import main
+from tests import naive
+
+LAMBDA = Path(__file__).resolve().parents[1] / "src" / "seqsift" / "data" / "lambda_virus.fa.gz"
+
+
+@pytest.fixture(scope="module")
+def lambda_reads(tmp_path_factory):
+    """Simulated lambda reads (substitutions, both strands, 10% random) and the index."""
+    from seqsift.fmindex.simulate import simulate
+
+    d = tmp_path_factory.mktemp("map")
+    reads = simulate(LAMBDA, 300, 80, 160, found_fraction=0.9, error_rate=0.01, seed=7)
+    path = d / "reads.fq"
+    path.write_text("".join(f"@{h}\n{s.decode()}\n+\n{'I' * len(s)}\n" for h, s in reads))
+    index = d / "lambda.ssx"
+    assert main(["index", str(LAMBDA), "-o", str(index), "-q"]) == 0
+    return path, index, reads
+
+
+def body(path) -> list[str]:
+    return [line for line in Path(path).read_text().splitlines() if not line.startswith("@")]
+
+
+def test_map_writes_sam_from_fasta_and_index_alike(lambda_reads, tmp_path, capsys, threads):
+    reads, index, truth = lambda_reads
+    from_fasta, from_index = tmp_path / "a.sam", tmp_path / "b.sam"
+    assert main(["map", str(LAMBDA), str(reads), "-o", str(from_fasta), "-t", "1", "-R", "@RG\\tID:x\\tSM:y"]) == 0
+    assert "indexing it in memory" in capsys.readouterr().err
+    assert main(["map", str(index), str(reads), "-o", str(from_index), "-t", str(threads), "--batch-reads", "13",
+                 "-R", "@RG\\tID:x\\tSM:y"]) == 0
+    assert body(from_fasta) == body(from_index)
+    with pysam.AlignmentFile(str(from_index)) as sam:
+        assert sam.header["PG"][0]["CL"].startswith("seqsift")
+        recs = [r for r in sam if not r.is_supplementary]
+    assert [r.query_name for r in recs] == [h.split()[0] for h, _ in truth]
+    for r, (h, _) in zip(recs, truth):
+        assert r.get_tag("RG") == "x"
+        if "random" in h:
+            assert r.is_unmapped
+            continue
+        origin = h.split()[1][5:].rsplit(":", 2)
+        assert not r.is_unmapped and r.is_reverse == (origin[2] == "-")
+        assert abs(r.reference_start - int(origin[1])) <= 10
+
+
+def test_map_reads_is_public(lambda_reads):
+    import seqsift
+
+    reads, index, truth = lambda_reads
+    mapped = seqsift.map_reads(index, reads)
+    assert len(mapped) == len(truth) and sum(m.mapped for m in mapped) == sum("random" not in h for h, _ in truth)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--backend", "cuda"], "CPU only"),
+    (["-R", "@RG\\tSM:y"], "ID:"),
+    (["-k", "33"], "seed_length"),
+    (["-o", "{tmp}/x.bam"], "BAM"),
+])
+def test_bad_options_exit_2(lambda_reads, tmp_path, capsys, argv, message):
+    reads, index, _ = lambda_reads
+    argv = [a.replace("{tmp}", str(tmp_path)) for a in argv]
+    out = [] if "-o" in argv else ["-o", str(tmp_path / "o.sam")]
+    assert main(["map", str(index), str(reads), *out, *argv]) == 2
+    assert message in capsys.readouterr().err
+    assert not list(tmp_path.iterdir())
+
+
+def test_malformed_reads_exit_2_without_output(lambda_reads, tmp_path, capsys):
+    _, index, _ = lambda_reads
+    bad = tmp_path / "bad.fq"
+    bad.write_text("@r1\nACGTACGTACGTACGTACGTAC\n+\nIIIIIIIIIIIIIIIIIIIIII\n@r2\nACGT\nIIII\n")
+    out = tmp_path / "o.sam"
+    assert main(["map", str(index), str(bad), "-o", str(out)]) == 2
+    assert "bad.fq:5: file ends inside a FASTQ record" in capsys.readouterr().err
+    assert not out.exists()
+    assert main(["map", str(index), str(tmp_path / "missing.fq"), "-o", str(out)]) == 2
+    assert not out.exists()
+
+
+def test_reverse_strand_records_carry_the_reverse_complement(lambda_reads, tmp_path):
+    _, index, _ = lambda_reads
+    genome = naive.read_records(LAMBDA)[0][1]
+    read = naive.reverse_complement(genome[1000:1100])
+    path = tmp_path / "r.fq"
+    path.write_text(f"@rc\n{read}\n+\n{'#' * 50 + 'I' * 50}\n")
+    out = tmp_path / "o.sam"
+    assert main(["map", str(index), str(path), "-o", str(out)]) == 0
+    with pysam.AlignmentFile(str(out)) as sam:
+        (r,) = list(sam)
+    assert r.is_reverse and r.reference_start == 1000 and r.cigarstring == "100M"
+    assert r.query_sequence == genome[1000:1100]
+    assert pysam.qualities_to_qualitystring(r.query_qualities) == "I" * 50 + "#" * 50
+    assert r.get_tag("NM") == 0 and r.get_tag("MD") == "100" and r.mapping_quality == 60
