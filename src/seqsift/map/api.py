@@ -11,9 +11,11 @@ import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterator
 
+import numpy as np
+
 from seqsift.errors import UsageError
 from seqsift.map.choose import Chosen, choose
-from seqsift.map.extend import Extender, oriented, reference_codes
+from seqsift.map.extend import Extender, Placement, oriented, reference_codes
 from seqsift.map.scoring import MapOptions
 from seqsift.map.sam import header, parse_read_group, records
 from seqsift.map.seeding import find_chains
@@ -53,20 +55,21 @@ class Mapper:
         self.ref_codes = reference_codes(index.arrays)
         self._local = threading.local()
 
-    def _extender(self) -> Extender:
+    def extender(self) -> Extender:
         ext = getattr(self._local, "extender", None)
         if ext is None:
             ext = self._local.extender = Extender(self.index.reference, self.ref_codes, self.options)
         return ext
 
-    def __call__(self, batch) -> list[Mapped]:
+    def candidates(self, batch) -> list[tuple[tuple[np.ndarray, np.ndarray], list[Placement]]]:
+        """Per read: its (forward, reverse-complement) codes and the alignments of its strongest
+        chains."""
         o = self.options
         chains = find_chains(self.searcher, batch.codes, batch.bounds, o)
-        ext = self._extender()
+        ext = self.extender()
         out = []
         for r in range(len(batch)):
-            lo, hi = batch.bounds[r], batch.bounds[r + 1]
-            reads = oriented(batch.codes[lo:hi])
+            reads = oriented(batch.codes[batch.bounds[r] : batch.bounds[r + 1]])
             first, last = chains.offsets[r], chains.offsets[r + 1]
             placements = []
             if last > first:
@@ -79,12 +82,21 @@ class Mapper:
                                   int(chains.anchor[c]))
                     if p is not None:
                         placements.append(p)
-            chosen = choose(placements, o)
-            marks = [ext.nm_md(c.placement, reads[c.placement.strand]) for c in chosen]
-            qual = None if batch.qual_lo[r] < 0 else batch.raw[batch.qual_lo[r] : batch.qual_lo[r] + hi - lo].tobytes()
-            out.append(Mapped(name=batch.name(r), seq=batch.seq[lo:hi].tobytes(), qual=qual, alignments=chosen,
-                              nm=[m[0] for m in marks], md=[m[1] for m in marks]))
+            out.append((reads, placements))
         return out
+
+    def report(self, batch, r: int, reads, chosen: list[Chosen]) -> Mapped:
+        """Read r of the batch with its reported alignments, NM and MD computed."""
+        ext = self.extender()
+        lo, hi = batch.bounds[r], batch.bounds[r + 1]
+        marks = [ext.nm_md(c.placement, reads[c.placement.strand]) for c in chosen]
+        qual = None if batch.qual_lo[r] < 0 else batch.raw[batch.qual_lo[r] : batch.qual_lo[r] + hi - lo].tobytes()
+        return Mapped(name=batch.name(r), seq=batch.seq[lo:hi].tobytes(), qual=qual, alignments=chosen,
+                      nm=[m[0] for m in marks], md=[m[1] for m in marks])
+
+    def __call__(self, batch) -> list[Mapped]:
+        return [self.report(batch, r, reads, choose(placements, self.options))
+                for r, (reads, placements) in enumerate(self.candidates(batch))]
 
 
 def load_index(reference: "str | os.PathLike | FMIndex", announce=None) -> "FMIndex":
@@ -121,23 +133,36 @@ def map_batches(mapper: Mapper, reads: "str | os.PathLike", threads: int = 1,
 
 
 def map_reads(reference: "str | os.PathLike | FMIndex", reads: str | os.PathLike, output: str | os.PathLike | None = None,
-              *, threads: int = 1, read_group: str | None = None, options: MapOptions | None = None,
-              command_line: str | None = None) -> list[Mapped] | dict:
+              *, mates: str | os.PathLike | None = None, threads: int = 1, read_group: str | None = None,
+              options: MapOptions | None = None, command_line: str | None = None) -> list[Mapped] | dict:
     """Map every read of a FASTQ/FASTA file (plain or compressed) to a reference: an FMIndex,
     an .ssx file or a FASTA file (indexed in memory first). Without output, a list of Mapped
-    (one per read, in input order); with output, a SAM file there (read_group: bwa's -R line,
-    '@RG\\tID:x\\tSM:y') and a summary {'reads': n, 'mapped': n}."""
+    (one per read, in input order; single-end only); with output, a SAM file there (read_group:
+    bwa's -R line, '@RG\\tID:x\\tSM:y'; mates: the second reads of pairs, in step with reads)
+    and a summary {'reads': n, 'mapped': n}."""
     from seqsift.backend import check_threads
 
     threads = check_threads(threads)
     rg_line, rg_id = parse_read_group(read_group)
-    if output is None and read_group:
-        raise UsageError("read_group applies to SAM output: give output=")
+    if output is None and (read_group or mates):
+        raise UsageError("read_group and mates apply to SAM output: give output=")
     mapper = Mapper(load_index(reference), options)
     if output is None:
         return [m for batch in map_batches(mapper, reads, threads) for m in batch]
-    results = in_order(SamBatches(mapper, rg_id), batches_of(reads), threads)
+    results = sam_batches(mapper, reads, mates, threads, rg_id)
     return write_sam(output, mapper.index, results, command_line or "seqsift.map_reads", rg_line)
+
+
+def sam_batches(mapper: Mapper, reads, mates=None, threads: int = 1, rg_id: str | None = None,
+                batch_reads: int = BATCH_READS) -> Iterator[tuple[bytes, int, int]]:
+    """(SAM records, reads, reads mapped) of each batch in input order: single reads, or pairs
+    when mates is given."""
+    if mates is None:
+        return in_order(SamBatches(mapper, rg_id), batches_of(reads, batch_reads), threads)
+    from seqsift.fmindex.reference import READ_CODE
+    from seqsift.map.pairs import PairBatches, paired_batches
+
+    return in_order(PairBatches(mapper, rg_id), paired_batches(reads, mates, batch_reads, READ_CODE), threads)
 
 
 def write_sam(output, index: "FMIndex", results, command_line: str, rg_line: str | None = None,
@@ -170,6 +195,5 @@ class SamBatches:
     def __call__(self, batch) -> tuple[bytes, int, int]:
         names = self.mapper.index.names
         mapped = self.mapper(batch)
-        text = "".join(records(m.name, m.seq, m.qual, list(zip(m.alignments, m.nm, m.md)), names, self.rg_id)
-                       for m in mapped)
+        text = "".join(records(m, names, self.rg_id) for m in mapped)
         return text.encode(), len(mapped), sum(m.mapped for m in mapped)

@@ -42,12 +42,19 @@ def _same_place(a: Placement, b: Placement) -> bool:
     return shared > MASK_LEVEL * min(a.ref_span, b.ref_span)
 
 
-def choose(placements: list[Placement], options: MapOptions) -> list[Chosen]:
+def ranked(placements: list[Placement]) -> list[Placement]:
+    """Best first (score with clip penalties, then without), ties in reference order."""
+    return sorted(placements, key=lambda p: (-p.total, -p.score, p.record, p.position, p.strand))
+
+
+def choose(placements: list[Placement], options: MapOptions, primary: Placement | None = None) -> list[Chosen]:
     """The primary first, then supplementary alignments; empty when the read is unmapped
-    (no alignment scores min_score)."""
-    ranked = sorted(placements, key=lambda p: (-p.total, -p.score, p.record, p.position, p.strand))
+    (no alignment scores min_score). primary: the one to report first (a pair's choice)."""
+    order = ranked(placements)
+    if primary is not None:
+        order = [primary] + [p for p in order if p is not primary]
     distinct: list[Placement] = []
-    for p in ranked:
+    for p in order:
         if not any(_same_place(p, q) for q in distinct):
             distinct.append(p)
     tolerance = max(options.match + options.mismatch, options.gap_open + options.gap_extend)

@@ -28,6 +28,8 @@ def add_parser(sub, parent: argparse.ArgumentParser) -> None:
                        "Exit status: 0 done (whatever maps), 2 error.")
     p.add_argument("reference", help="an .ssx index from `seqsift index`, or a FASTA file (indexed in memory first)")
     p.add_argument("reads", help="reads file")
+    p.add_argument("mates", nargs="?", help="the second reads of pairs, in the same order as READS (names may end "
+                   "in /1 and /2): paired-end mapping with the insert size estimated from the data")
     p.add_argument("-R", "--read-group", metavar="LINE",
                    help="read group header line, e.g. '@RG\\tID:lane1\\tSM:sample1'; adds RG:Z: to every record")
     g = p.add_argument_group("scoring (bwa mem's defaults)")
@@ -68,9 +70,8 @@ def run(args: argparse.Namespace) -> int:
     from seqsift.io.openers import check_readable
     from seqsift.io.reads import read_blocks
     from seqsift.map import cluster
-    from seqsift.map.api import Mapper, SamBatches, batches_of, load_index, write_sam
+    from seqsift.map.api import Mapper, load_index, sam_batches, write_sam
     from seqsift.map.sam import parse_read_group
-    from seqsift.ordered import in_order
     from seqsift.progress import Progress
 
     if args.backend == "cuda":
@@ -81,8 +82,11 @@ def run(args: argparse.Namespace) -> int:
     if args.output and args.output.endswith(".bam"):
         raise UsageError(f"-o {args.output}: BAM output is not written yet; write SAM and convert it with "
                          "`samtools view -b`")
-    if args.reads != "-":
-        check_readable(args.reads)
+    if args.dask and args.mates:
+        raise UsageError("--dask maps single-end reads so far: run paired-end mapping without it")
+    for path in (args.reads, args.mates):
+        if path and path != "-":
+            check_readable(path)
     index = load_index(args.reference, announce=lambda message: warn(args, message))
     command_line = shlex.join(["seqsift"] + sys.argv[1:])
     batch_reads = args.partition or args.batch_reads
@@ -96,8 +100,7 @@ def run(args: argparse.Namespace) -> int:
             results = distributed.map_ordered(client, shared, cluster.run_block,
                                               read_blocks(args.reads, batch_reads, by_path))
         else:
-            results = in_order(SamBatches(Mapper(index, options), rg_id), batches_of(args.reads, batch_reads),
-                               args.threads)
+            results = sam_batches(Mapper(index, options), args.reads, args.mates, args.threads, rg_id, batch_reads)
         counts = write_sam(args.output, index, results, command_line, rg_line, progress)
     warn(args, f"{counts['reads']:,} reads, {counts['mapped']:,} mapped")
     return 0

@@ -5,6 +5,8 @@ supplementary record keeps the whole read with soft clips (bwa mem -Y)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from seqsift import __version__
 from seqsift.errors import UsageError
 
@@ -39,25 +41,76 @@ def header(names: list[str], lengths, command_line: str, read_group: str | None 
     return ("\n".join(lines) + "\n").encode()
 
 
-def records(name: str, seq: bytes, qual: bytes | None, aligned: list, names: list[str], rg_id: str | None) -> str:
-    """The SAM lines of one read. aligned: (Chosen, nm, md) per reported alignment, primary first."""
+@dataclass(frozen=True)
+class Pairing:
+    """What a paired read's records say of its mate: which end it is, the mate's report, and
+    whether the two form a proper pair (orientation and distance as the library's)."""
+
+    first: bool
+    mate: object  # api.Mapped
+    proper: bool
+
+
+def _where(m) -> tuple[int, int, bool, str] | None:
+    """(record, 1-based POS, reverse, CIGAR) of a read's primary, None when unmapped."""
+    if not m.alignments:
+        return None
+    p = m.alignments[0].placement
+    return p.record, p.position + 1, bool(p.strand), p.cigar()
+
+
+def _five_prime(p) -> int:
+    return p.end - 1 if p.strand else p.position
+
+
+def records(m, names: list[str], rg_id: str | None, pairing: Pairing | None = None) -> str:
+    """The SAM lines of one read (api.Mapped): its primary, then its supplementary alignments.
+    With pairing, the pair flags, RNEXT, PNEXT and TLEN (bwa's: between the 5' ends) and MC;
+    an unmapped read with a mapped mate takes the mate's RNAME and POS, as the SAM
+    specification recommends."""
     rg = f"\tRG:Z:{rg_id}" if rg_id else ""
-    if not aligned:
-        return f"{name}\t{UNMAPPED}\t*\t0\t0\t*\t*\t0\t0\t{seq.decode() or '*'}\t{(qual or b'*').decode() or '*'}{rg}\n"
-    forward_qual = (qual or b"*").decode() or "*"
-    reverse_seq = seq.translate(_COMPLEMENT)[::-1].decode()
-    reverse_qual = forward_qual[::-1] if qual else "*"
+    seq = m.seq.decode() or "*"
+    qual = (m.qual or b"*").decode() or "*"
+    me = _where(m)
+    base_flag, mate_fields, mate_tag = 0, "*\t0\t0", ""
+    if pairing is not None:
+        mate = _where(pairing.mate)
+        base_flag = 0x1 | (0x40 if pairing.first else 0x80) | (0x2 if pairing.proper else 0)
+        if mate is None:
+            base_flag |= 0x8
+        elif mate[2]:
+            base_flag |= 0x20
+        anchor = me or mate
+        if anchor is not None:
+            mate_at = mate or me
+            rnext = "=" if mate_at[0] == anchor[0] else names[mate_at[0]]
+            tlen = 0
+            if me and mate and me[0] == mate[0]:
+                p0, p1 = _five_prime(m.alignments[0].placement), _five_prime(pairing.mate.alignments[0].placement)
+                tlen = -(p0 - p1 + (1 if p0 > p1 else -1 if p0 < p1 else 0))
+            mate_fields = f"{rnext}\t{mate_at[1]}\t{tlen}"
+            if mate:
+                mate_tag = f"\tMC:Z:{mate[3]}"
+    if me is None:
+        where = f"{names[mate[0]]}\t{mate[1]}" if pairing is not None and mate is not None else "*\t0"
+        return f"{m.name}\t{base_flag | UNMAPPED}\t{where}\t0\t*\t{mate_fields}\t{seq}\t{qual}{mate_tag}{rg}\n"
+    reverse_seq = m.seq.translate(_COMPLEMENT)[::-1].decode()
+    reverse_qual = qual[::-1] if m.qual else "*"
+    aligned = list(zip(m.alignments, m.nm, m.md))
     parts = [(names[c.placement.record], c.placement.position + 1, "+-"[c.placement.strand], c.placement.cigar(),
               c.mapq, nm) for c, nm, _ in aligned]
     lines = []
     for k, (c, nm, md) in enumerate(aligned):
         p = c.placement
-        flag = (REVERSE if p.strand else 0) | (SUPPLEMENTARY if c.supplementary else 0)
-        s, q = (reverse_seq, reverse_qual) if p.strand else (seq.decode(), forward_qual)
+        flag = base_flag | (REVERSE if p.strand else 0) | (SUPPLEMENTARY if c.supplementary else 0)
+        s, q = (reverse_seq, reverse_qual) if p.strand else (seq, qual)
         sa = ""
         if len(parts) > 1:
             sa = "\tSA:Z:" + "".join(f"{r},{pos},{st},{cig},{mq},{n};" for j, (r, pos, st, cig, mq, n) in enumerate(parts)
                                      if j != k)
-        lines.append(f"{name}\t{flag}\t{names[p.record]}\t{p.position + 1}\t{c.mapq}\t{p.cigar()}\t*\t0\t0\t{s}\t{q}"
-                     f"\tNM:i:{nm}\tMD:Z:{md}\tAS:i:{p.score}\tXS:i:{c.sub}{sa}{rg}\n")
+        fields = mate_fields
+        if pairing is not None and k > 0 and p.record != me[0] and fields.startswith("="):
+            fields = names[me[0]] + fields[1:]
+        lines.append(f"{m.name}\t{flag}\t{names[p.record]}\t{p.position + 1}\t{c.mapq}\t{p.cigar()}\t{fields}\t{s}\t{q}"
+                     f"\tNM:i:{nm}\tMD:Z:{md}\tAS:i:{p.score}\tXS:i:{c.sub}{sa}{mate_tag}{rg}\n")
     return "".join(lines)

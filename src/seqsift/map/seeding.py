@@ -67,7 +67,7 @@ def find_chains(searcher: Searcher, codes: np.ndarray, bounds: np.ndarray, optio
     new[1:] = (r[1:] != r[:-1]) | (strand[1:] != strand[:-1]) | (diag[1:] - diag[:-1] > options.band)
     chain = np.cumsum(new) - 1
     starts = np.flatnonzero(new)
-    ends = np.append(starts[1:], r.size) - 1
+    ends = np.append(starts[1:], r.size)[: starts.size] - 1  # no seeds at all: no chains
     pairs = np.unique(chain * max(read.size, 1) + piece)
     weight = np.bincount(pairs // max(read.size, 1), minlength=starts.size)
     chain_read = r[starts]

@@ -1,0 +1,212 @@
+"""Paired-end mapping: two files read in step, each end mapped as a single read, then the pair
+chosen with the library's insert size (bwa mem's method, mem_pair and mem_sam_pe).
+
+Insert size: estimated from each batch's confidently placed pairs (both ends MAPQ >= 20, on one
+record, facing each other): mean and deviation of those within two interquartile ranges of the
+quartiles; a proper pair lies within three ranges of the quartiles, widened to four deviations
+of the mean. A batch with fewer than MIN_PAIRS such pairs is mapped end by end (no pair flag
+0x2). The estimate depends on the batch alone, so output is the same at any thread count.
+
+Mate rescue: where an end's mate has no alignment at the expected distance, the mate is aligned
+by the same clip-aware kernel over the whole window the insert size allows.
+
+Pair score: the two ends' scores plus 0.721 log(2 erfc(|z| / sqrt 2)) match, z the insert's
+deviation in standard deviations; the pair wins over the ends' own best alignments when it
+scores at least their sum minus the unpaired penalty (bwa's -U 17). MAPQ of a pair's ends:
+each end's own, raised up to the pair's (6.02 per point the best pair leads the next), by at
+most 40."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from typing import Iterator
+
+import numpy as np
+
+from seqsift.errors import FormatError
+from seqsift.io.openers import display_name
+from seqsift.io.reads import ReadBatch, read_reads
+from seqsift.map.choose import Chosen, choose, ranked
+from seqsift.map.extend import Placement
+from seqsift.map.sam import Pairing, records
+
+UNPAIRED_PENALTY = 17
+MIN_PAIRS = 10
+CONFIDENT_MAPQ = 20
+CANDIDATES = 8  # alignments of each end tried in pairs and as rescue anchors
+
+
+@dataclass(frozen=True)
+class InsertSize:
+    mean: float
+    std: float
+    low: int  # proper pairs' outer distance lies in [low, high]
+    high: int
+
+
+def _part(batch: ReadBatch, lo: int, hi: int) -> ReadBatch:
+    """Reads [lo, hi) of a batch, sharing its memory."""
+    b0, b1 = batch.bounds[lo], batch.bounds[hi]
+    return ReadBatch(raw=batch.raw, seq=batch.seq[b0:b1], codes=batch.codes[b0:b1], bounds=batch.bounds[lo : hi + 1] - b0,
+                     name_lo=batch.name_lo[lo:hi], name_hi=batch.name_hi[lo:hi], qual_lo=batch.qual_lo[lo:hi],
+                     first=batch.first + lo)
+
+
+def pair_name(name: str) -> str:
+    """A read's name without the /1 or /2 that tells the ends apart (bwa strips it too)."""
+    return name[:-2] if len(name) > 2 and name[-2] == "/" and name[-1] in "12" else name
+
+
+def _line(batch: ReadBatch, i: int) -> int:
+    """The 1-based line of read i's header in a four-line FASTQ file; 0 (unknown) for FASTA."""
+    return 4 * (batch.first + i) + 1 if batch.qual_lo[i] >= 0 else 0
+
+
+def paired_batches(reads, mates, batch_reads: int, code_table: np.ndarray) -> Iterator[tuple[ReadBatch, ReadBatch]]:
+    """Batches of the two files in step, equal in size; names must agree read by read (but for
+    a trailing /1 and /2), and the files must hold as many reads, else FormatError naming the
+    read, file and line."""
+    streams = (read_reads(reads, batch_reads, code_table), read_reads(mates, batch_reads, code_table))
+    paths = (display_name(reads), display_name(mates))
+    held: list = [None, None]  # (batch, next read) per file
+    while True:
+        for k in (0, 1):
+            if held[k] is None or held[k][1] == len(held[k][0]):
+                batch = next(streams[k], None)
+                held[k] = None if batch is None else (batch, 0)
+        if held[0] is None and held[1] is None:
+            return
+        if held[0] is None or held[1] is None:
+            k = 0 if held[0] is not None else 1
+            batch, i = held[k]
+            raise FormatError(paths[k], _line(batch, i), f"read {batch.name(i)!r} (read {batch.first + i + 1}) has no "
+                              f"mate: {paths[1 - k]} holds fewer reads")
+        (a, i), (b, j) = held
+        n = min(len(a) - i, len(b) - j)
+        first, second = _part(a, i, i + n), _part(b, j, j + n)
+        for r in range(n):
+            if pair_name(first.name(r)) != pair_name(second.name(r)):
+                raise FormatError(paths[1], _line(second, r), f"read {second.name(r)!r} (read {second.first + r + 1}) "
+                                  f"does not match its mate {first.name(r)!r} in {paths[0]} (line {_line(first, r)})")
+        held[0], held[1] = (a, i + n), (b, j + n)
+        yield first, second
+
+
+def _facing(a: Placement, b: Placement) -> int | None:
+    """The outer distance of two alignments on one record facing each other (forward one
+    leftmost), else None."""
+    if a.record != b.record or a.strand == b.strand:
+        return None
+    forward, reverse = (a, b) if a.strand == 0 else (b, a)
+    if forward.position > reverse.end:
+        return None
+    return reverse.end - forward.position
+
+
+def estimate(chosen_pairs: list[tuple[list[Chosen], list[Chosen]]]) -> InsertSize | None:
+    sizes = []
+    for ca, cb in chosen_pairs:
+        if ca and cb and min(ca[0].mapq, cb[0].mapq) >= CONFIDENT_MAPQ:
+            d = _facing(ca[0].placement, cb[0].placement)
+            if d is not None:
+                sizes.append(d)
+    if len(sizes) < MIN_PAIRS:
+        return None
+    x = np.asarray(sizes, np.float64)
+    q25, q75 = np.percentile(x, [25, 75])
+    iqr = q75 - q25
+    kept = x[(x >= q25 - 2 * iqr) & (x <= q75 + 2 * iqr)]
+    mean, std = float(kept.mean()), max(float(kept.std()), 1.0)
+    low = max(1, int(min(q25 - 3 * iqr, mean - 4 * std) + 0.499))
+    high = int(max(q75 + 3 * iqr, mean + 4 * std) + 0.499)
+    return InsertSize(mean, std, low, high)
+
+
+class PairBatches:
+    """A pair of batches (ends 1 and 2) to (SAM records, reads, reads mapped)."""
+
+    def __init__(self, mapper, rg_id: str | None = None):
+        self.mapper = mapper
+        self.rg_id = rg_id
+
+    def __call__(self, batches: tuple[ReadBatch, ReadBatch]) -> tuple[bytes, int, int]:
+        m, o = self.mapper, self.mapper.options
+        first, second = batches
+        ends = (m.candidates(first), m.candidates(second))
+        single = [[choose(placements, o) for _, placements in end] for end in ends]
+        insert = estimate(list(zip(*single)))
+        names = m.index.names
+        text, mapped = [], 0
+        for r in range(len(first)):
+            (reads1, cand1), (reads2, cand2) = ends[0][r], ends[1][r]
+            chosen1, chosen2, proper = single[0][r], single[1][r], False
+            if insert is not None:
+                paired = self._pair(reads1, cand1, reads2, cand2, chosen1, chosen2, insert)
+                if paired is not None:
+                    chosen1, chosen2, proper = paired
+            one, two = m.report(first, r, reads1, chosen1), m.report(second, r, reads2, chosen2)
+            one, two = replace(one, name=pair_name(one.name)), replace(two, name=pair_name(two.name))
+            text.append(records(one, names, self.rg_id, Pairing(True, two, proper)))
+            text.append(records(two, names, self.rg_id, Pairing(False, one, proper)))
+            mapped += one.mapped + two.mapped
+        return "".join(text).encode(), 2 * len(first), mapped
+
+    def _pair(self, reads1, cand1, reads2, cand2, chosen1, chosen2, insert: InsertSize):
+        """(chosen of end 1, chosen of end 2, proper) for the best pair when it beats the ends
+        placed apart, else None. Rescued mates join the candidates."""
+        o = self.mapper.options
+        top1, top2 = ranked(cand1)[:CANDIDATES], ranked(cand2)[:CANDIDATES]
+        rescued2 = self._rescue(top1, top2, reads2, insert)
+        rescued1 = self._rescue(top2 + rescued2, top1, reads1, insert)
+        top1, top2 = top1 + rescued1, top2 + rescued2
+        scored = []
+        for a in top1:
+            for b in top2:
+                d = _facing(a, b)
+                if d is None or not insert.low <= d <= insert.high:
+                    continue
+                z = abs(d - insert.mean) / insert.std
+                tail = max(math.erfc(z / math.sqrt(2)), 1e-300)
+                scored.append((a.score + b.score + 0.721 * math.log(2 * tail) * o.match, a, b))
+        if not scored:
+            return None
+        scored.sort(key=lambda s: -s[0])
+        best, a, b = scored[0]
+        apart = (chosen1[0].placement.score if chosen1 else 0) + (chosen2[0].placement.score if chosen2 else 0) \
+            - UNPAIRED_PENALTY
+        if best < apart:
+            return None
+        runner_up = max(scored[1][0] if len(scored) > 1 else 0, apart)
+        q_pair = min(60, int(6.02 * (best - runner_up) / o.match + 0.499))
+        return (self._raised(choose(cand1 + rescued1, o, a), q_pair),
+                self._raised(choose(cand2 + rescued2, o, b), q_pair), True)
+
+    @staticmethod
+    def _raised(chosen: list[Chosen], q_pair: int) -> list[Chosen]:
+        first = chosen[0]
+        q = max(first.mapq, min(q_pair, first.mapq + 40))
+        return [replace(first, mapq=q)] + chosen[1:]
+
+    def _rescue(self, anchors: list[Placement], mates: list[Placement], reads, insert: InsertSize) -> list[Placement]:
+        """Alignments of the mate found by aligning it over the window each anchor's insert size
+        allows, for anchors none of whose mates already lies there."""
+        m, o = self.mapper, self.mapper.options
+        ext, ref = m.extender(), m.index.reference
+        found = []
+        for a in anchors[:2]:
+            if a.score < o.min_score or any(_facing(a, b) is not None and insert.low <= _facing(a, b) <= insert.high
+                                              for b in mates + found):
+                continue
+            start = int(ref.starts[a.record])
+            length = reads[0].size
+            if a.strand == 0:  # the mate is reverse, ending within [position + low, position + high]
+                lo, hi = a.position + insert.low - length, a.position + insert.high - length
+            else:  # the mate is forward, starting within [end - high, end - low]
+                lo, hi = a.end - insert.high, a.end - insert.low
+            strand = 1 - a.strand
+            lo, hi = max(lo, 0), min(max(hi, lo), int(ref.lengths[a.record]))
+            p = ext.place(reads[strand], strand, start + lo, start + hi, start + min(a.position, int(ref.lengths[a.record]) - 1))
+            if p is not None and p.score >= o.min_score:
+                found.append(p)
+        return found

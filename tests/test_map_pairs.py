@@ -1,0 +1,139 @@
+"""Paired-end mapping: pairs simulated with a known fragment, placed as pairs with the SAM pair
+fields bwa writes; a mate without seeds rescued in the insert-size window; files out of step
+are an error naming the read and line."""
+
+from __future__ import annotations
+
+import pysam
+import pytest
+
+from seqsift.cli import main
+from seqsift.map.api import map_reads
+from seqsift.map.pairs import estimate, pair_name
+from tests.naive import reverse_complement
+from tests.test_map import mutate, random_dna
+
+FRAGMENT, SPREAD, LENGTH = 300, 25, 100
+
+
+@pytest.fixture
+def genome(rng, tmp_path):
+    records = {"chr1": random_dna(rng, 30000), "chr2": random_dna(rng, 12000)}
+    path = tmp_path / "ref.fa"
+    path.write_text("".join(f">{n}\n{s}\n" for n, s in records.items()))
+    return path, records
+
+
+def simulate_pairs(rng, records, n=120):
+    """(name, end 1, end 2, truth): end 1 the fragment's start, end 2 its end reverse
+    complemented, the whole pair flipped half the time; every 10th pair has an end that no
+    seed can find (a mismatch every 12 bases) and every 15th an end of random bases."""
+    pairs = []
+    for k in range(n):
+        name = list(records)[k % 2]
+        seq = records[name]
+        size = int(rng.normal(FRAGMENT, SPREAD))
+        start = int(rng.integers(0, len(seq) - size))
+        fragment = seq[start : start + size]
+        one, two = mutate(rng, fragment[:LENGTH], 0.005, 0.002), reverse_complement(mutate(rng, fragment[-LENGTH:], 0.005, 0.002))
+        truth = {"record": name, "start": start, "end": start + size, "one": "ok", "two": "ok"}
+        if k % 10 == 3:
+            two = "".join(c if i % 12 != 6 else "ACGT"[("ACGT".index(c) + 1) % 4] for i, c in enumerate(two))
+            truth["two"] = "rescue"
+        if k % 15 == 7:
+            one = random_dna(rng, LENGTH)
+            truth["one"] = "random"
+        flipped = bool(k % 2)
+        if flipped:
+            one, two = two, one
+            truth["one"], truth["two"] = truth["two"], truth["one"]
+        truth["flipped"] = flipped
+        pairs.append((f"p{k}", one, two, truth))
+    return pairs
+
+
+def write_pairs(tmp_path, pairs, suffixes=("/1", "/2")):
+    paths = tmp_path / "r1.fq", tmp_path / "r2.fq"
+    for end, path in enumerate(paths):
+        path.write_text("".join(f"@{p[0]}{suffixes[end]}\n{p[1 + end]}\n+\n{'I' * len(p[1 + end])}\n" for p in pairs))
+    return paths
+
+
+def test_pairs_are_placed_with_bwa_pair_fields(genome, rng, tmp_path, threads):
+    ref, records = genome
+    pairs = simulate_pairs(rng, records)
+    r1, r2 = write_pairs(tmp_path, pairs)
+    out = tmp_path / "p.sam"
+    assert main(["map", str(ref), str(r1), str(r2), "-o", str(out), "-t", str(threads), "--batch-reads", "60",
+                 "-q"]) == 0
+    with pysam.AlignmentFile(str(out)) as sam:
+        primary = [r for r in sam if not r.is_supplementary]
+    assert len(primary) == 2 * len(pairs)
+    for (name, _, _, truth), a, b in zip(pairs, primary[0::2], primary[1::2]):
+        assert a.query_name == b.query_name == name
+        assert a.is_paired and a.is_read1 and b.is_read2
+        for r, mate, state in ((a, b, truth["one"]), (b, a, truth["two"])):
+            assert r.mate_is_unmapped == mate.is_unmapped
+            if state == "random":
+                assert r.is_unmapped and not r.is_proper_pair
+                assert (r.reference_name, r.reference_start) == (mate.reference_name, mate.reference_start)
+                continue
+            assert not r.is_unmapped, (name, state)
+            assert r.reference_name == truth["record"]
+            if not mate.is_unmapped:
+                assert r.next_reference_start == mate.reference_start and r.mate_is_reverse == mate.is_reverse
+                assert r.has_tag("MC") and r.get_tag("MC") == mate.cigarstring
+        if truth["one"] != "random" and truth["two"] != "random":
+            assert a.is_proper_pair and b.is_proper_pair, name
+            left, right = (a, b) if a.reference_start < b.reference_start else (b, a)
+            assert abs(left.reference_start - truth["start"]) <= 5 and abs(right.reference_end - truth["end"]) <= 5
+            assert left.template_length == -right.template_length
+            assert abs(left.template_length - (truth["end"] - truth["start"])) <= 5
+            assert left.is_reverse != right.is_reverse and not left.is_reverse
+    # the ends placed by rescue have no seed: alone, they stay unmapped
+    lonely = tmp_path / "lonely.fq"
+    lonely.write_text("".join(f"@{name}\n{seq}\n+\n{'I' * len(seq)}\n" for name, one, two, truth in pairs
+                              for seq, state in ((one, truth["one"]), (two, truth["two"])) if state == "rescue"))
+    alone = map_reads(ref, lonely)
+    assert len(alone) >= 10 and not any(m.mapped for m in alone)
+
+
+def test_insert_size_is_estimated_from_confident_pairs(genome, rng, tmp_path):
+    from seqsift.map.api import Mapper, load_index
+    from seqsift.map.choose import choose
+    from seqsift.map.pairs import paired_batches
+    from seqsift.fmindex.reference import READ_CODE
+
+    ref, records = genome
+    pairs = [p for p in simulate_pairs(rng, records, 200) if p[3]["one"] == p[3]["two"] == "ok"]
+    r1, r2 = write_pairs(tmp_path, pairs)
+    mapper = Mapper(load_index(ref))
+    ((b1, b2),) = list(paired_batches(r1, r2, 1000, READ_CODE))
+    ends = [[choose(p, mapper.options) for _, p in mapper.candidates(b)] for b in (b1, b2)]
+    insert = estimate(list(zip(*ends)))
+    assert abs(insert.mean - FRAGMENT) < 10 and abs(insert.std - SPREAD) < 8
+    assert insert.low < FRAGMENT - 3 * SPREAD and insert.high > FRAGMENT + 3 * SPREAD
+
+
+def test_pair_names_drop_the_end_suffix():
+    assert [pair_name(n) for n in ("a/1", "a/2", "a/3", "a", "/1")] == ["a", "a", "a/3", "a", "/1"]
+
+
+@pytest.mark.parametrize("trouble, message", [
+    ("names", "r2.fq:9: read 'zzz/2' (read 3) does not match its mate 'p2/1'"),
+    ("count", "r1.fq:17: read 'p4/1' (read 5) has no mate"),
+])
+def test_pairs_out_of_step_exit_2_without_output(genome, rng, tmp_path, capsys, trouble, message):
+    ref, records = genome
+    pairs = simulate_pairs(rng, records, 6)
+    r1, r2 = write_pairs(tmp_path, pairs)
+    lines = r2.read_text().splitlines(True)
+    if trouble == "names":
+        lines[8] = "@zzz/2\n"
+    else:
+        lines = lines[:16]
+    r2.write_text("".join(lines))
+    out = tmp_path / "p.sam"
+    assert main(["map", str(ref), str(r1), str(r2), "-o", str(out), "-q"]) == 2
+    assert message in capsys.readouterr().err
+    assert not out.exists()
