@@ -14,6 +14,7 @@ from seqsift.alignment import _reference as ref
 from seqsift.alignment.database import score_pair, scores
 from seqsift.errors import FormatError, UsageError
 from tests import naive
+from tests.conftest import data_file
 
 PROTEIN = list("ARNDCQEGHILKMFPSTWYV")
 
@@ -175,8 +176,9 @@ def test_scoring_conventions_and_errors(tmp_path):
 def test_pairs_that_striped_kernels_under_score():
     """Found by searching random ~1 kbp DNA pairs at 10% divergence (linear gap 2) for pairs where
     parasail's sw_striped_16 scores below the optimum (tests/data/linear_gap_pairs.fa records both)."""
-    records = naive.read_records("tests/data/linear_gap_pairs.fa")
-    headers = [line[1:].split() for line in open("tests/data/linear_gap_pairs.fa") if line.startswith(">")]
+    path = data_file("linear_gap_pairs.fa")
+    records = naive.read_records(path)
+    headers = [line[1:].split() for line in open(path) if line.startswith(">")]
     scoring = dna(1, -1, 0, 2)
     assert len(records) >= 4
     for k in range(0, len(records), 2):

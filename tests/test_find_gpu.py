@@ -7,7 +7,7 @@ import pytest
 from seqsift.find.api import FindJob
 from seqsift.find._gpu import GpuConfig
 from tests import naive
-from tests.conftest import shared_file
+from tests.conftest import LAMBDA
 
 pytestmark = pytest.mark.cuda
 
@@ -53,7 +53,7 @@ def test_adversarial_and_edge_cases():
 def test_identical_to_cpu_on_real_genome():
     from seqsift.io.fastx import read_batches
 
-    genome = next(iter(read_batches(shared_file("lambda_virus.fa.gz")))).seq[:3000].tobytes()
+    genome = next(iter(read_batches(LAMBDA))).seq[:3000].tobytes()
     for pattern in (b"GATC", genome[1234:1250]):
         with FindJob(pattern, backend="cpu") as cpu:
             want = np.concatenate(list(cpu.offsets(genome, count_only=False))).tolist()

@@ -7,7 +7,6 @@ import gzip
 import random
 
 import ahocorasick
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -22,8 +21,7 @@ from seqsift.scan.pipeline import Scanner
 from seqsift.scan.signatures import FROM_EOF, FROM_START, from_strings, load_databases, parse_hex_signature
 from seqsift.scan.table import build_key_tag_table
 from tests import naive
-
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+from tests.conftest import data_file
 
 
 def random_signature(rng: random.Random, data: bytes, length: int) -> str:
@@ -241,7 +239,7 @@ def test_signatures_without_a_fixed_run_are_kept():
 @pytest.mark.parametrize("name", ["klebsiella_HS11286.fa.gz", "proteins_db.fa.gz"])
 def test_real_files_against_oracle(name):
     """Signatures cut from the real (compressed) files, scanned as raw bytes, checked by regex."""
-    data = (DATA / name).read_bytes()[: 1 << 20]
+    data = data_file(name).read_bytes()[: 1 << 20]
     rng = random.Random(name)
     sigs = [(f"s{k}", random_signature(rng, data, rng.randint(16, 48)).replace("*", "??")) for k in range(200)]
     sigs += [(f"r{k}", rng.randbytes(20).hex()) for k in range(50)]
@@ -251,7 +249,7 @@ def test_real_files_against_oracle(name):
 
 
 def test_against_pyahocorasick_on_real_bytes():
-    data = gzip.decompress((DATA / "proteins_db.fa.gz").read_bytes())[: 2 << 20]
+    data = gzip.decompress(data_file("proteins_db.fa.gz").read_bytes())[: 2 << 20]
     rng = random.Random(7)
     literals = {data[a : a + rng.randint(16, 40)] for a in (rng.randrange(len(data) - 64) for _ in range(400))}
     literals = sorted(literals)
