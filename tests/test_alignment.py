@@ -50,7 +50,8 @@ def test_pairwise_matches_the_oracle_and_its_traceback_rescores(rng, scheme, mod
     alphabet = list("ACGT") if scoring.is_dna else PROTEIN
     for _ in range(40):
         q = "".join(rng.choice(alphabet, int(rng.integers(0, 40))))
-        t = "".join(rng.choice(alphabet, int(rng.integers(0, 40)))) if rng.random() < 0.5 else mutate(q, rng, 0.3) if scoring.is_dna else q[3:]
+        t = ("".join(rng.choice(alphabet, int(rng.integers(0, 40)))) if rng.random() < 0.5
+             else mutate(q, rng, 0.3) if scoring.is_dna else q[3:])
         a = seqsift.align(q, t, scoring, mode)
         assert a.score == oracle(q, t, scoring, mode) == rescore(a, scoring), (q, t)
         assert a.query_aligned.replace("-", "") == q[a.query_start : a.query_end]
