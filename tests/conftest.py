@@ -17,6 +17,13 @@ def threads(request):
     return request.param
 
 
+@pytest.fixture(params=["cpu", pytest.param("cuda", marks=pytest.mark.cuda)])
+def backend(request):
+    """A check that holds on every backend: "cuda" runs under NUMBA_ENABLE_CUDASIM=1 in `make test`
+    (`-m cuda`), "cpu" with the rest of the suite."""
+    return request.param
+
+
 @pytest.fixture
 def rng(request):
     """Seeded from the test's name, so every failure reproduces."""

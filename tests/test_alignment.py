@@ -116,6 +116,15 @@ def test_search_database_top_hits_in_order(rng, threads):
     assert [h.target for h in results[0][:2]] == [3, 7]
 
 
+def test_scores_past_the_16_bit_guard(backend):
+    """Scores past what 16-bit lanes hold are rescored in 32 bits (on the GPU, by the CPU)."""
+    scoring = dna(400, -1, 0, 2)
+    db = Database(["big", "small"], ["ACGT" * 25, "ACG"], scoring)
+    hits = search_database(["ACGT" * 25], db, top=2, backend=backend)[0]
+    want = [oracle("ACGT" * 25, t, scoring, "local") for t in ("ACGT" * 25, "ACG")]
+    assert [(h.name, h.score) for h in hits] == [("big", want[0]), ("small", want[1])] and want[0] > 1 << 15
+
+
 def test_global_and_semiglobal_database_search(rng):
     scoring = dna(2, -3, 5, 2)
     seqs = ["".join(rng.choice(list("ACGT"), int(rng.integers(5, 50)))) for _ in range(10)]

@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 
 from seqsift.errors import FormatError
 from seqsift.scan._cpu import PAD
-from seqsift.scan.api import scan
+from seqsift.scan._gpu import GpuConfig
+from seqsift.scan.api import objects_of, scan
 from seqsift.scan.engine import Engine, FilterCount
 from seqsift.scan.pipeline import Scanner
 from seqsift.scan.signatures import FROM_EOF, FROM_START, from_strings, load_databases, parse_hex_signature
@@ -23,6 +24,7 @@ from seqsift.scan.table import build_key_tag_table
 from tests import naive
 from tests.conftest import data_file
 
+TINY_GPU = GpuConfig(threads_per_block=16, blocks=4, capacity=8)  # the simulator runs each GPU thread in Python
 
 def random_signature(rng: random.Random, data: bytes, length: int) -> str:
     """A signature that occurs in data: a window of it written with exact bytes, nibble and
@@ -223,11 +225,23 @@ def test_thresholds_fall_back_to_the_full_pass_with_the_same_hits():
     want = engine_view(scan(objects, from_strings(sigs)))
     for block, obj in ((0, None), (10**9, 0), (10**9, 5)):
         with Scanner(from_strings(sigs), filter="table", block_threshold=block, object_threshold=obj) as scanner:
-            from seqsift.scan.api import objects_of
-
             got = engine_view(list(scanner.scan(objects_of(objects), lambda p, w: None)))
             assert got == want
             assert scanner.stats.block_fallbacks + scanner.stats.object_fallbacks > 0
+
+
+@pytest.mark.parametrize("block_threshold", [10**9, 0])
+def test_pipeline_matches_the_oracle(backend, block_threshold):
+    """The whole pipeline with each backend's key + tag table filter; block_threshold 0 sends every
+    buffer down the full pass."""
+    objects, sigs = make_case(4, alphabet=4, n_sigs=12)
+    objects = [o[:300] for o in objects]
+    want = oracle(objects, sigs)
+    with Scanner(from_strings(sigs), backend=backend, filter="table", buffer_size=512,
+                 gpu_config=TINY_GPU if backend == "cuda" else None, block_threshold=block_threshold) as scanner:
+        got = list(scanner.scan(objects_of(objects), lambda p, w: None))
+    assert_same(engine_view(got), want)
+    assert (scanner.stats.block_fallbacks > 0) == (block_threshold == 0)
 
 
 def test_signatures_without_a_fixed_run_are_kept():
