@@ -1,6 +1,6 @@
 """Exact search against the naive oracle: random, adversarial, chunked, real files, on the CPU; the
 checks that hold on every backend also on the GPU kernel (tiny launches under the CUDA simulator;
-launch shapes and streams are tested in test_find_gpu.py)."""
+launch shapes and streams are tested in test_gpu.py beside this file)."""
 
 import gzip
 import io

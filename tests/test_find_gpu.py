@@ -1,5 +1,5 @@
 """The GPU kernel's launch shapes and streams, run under NUMBA_ENABLE_CUDASIM=1 in `make test`, against
-the CPU result and the naive oracle (the checks that hold on every backend are in test_find_cpu.py).
+the CPU result and the naive oracle (the checks that hold on every backend are in test_find.py).
 Launches are tiny: the simulator runs each thread in Python."""
 
 import numpy as np

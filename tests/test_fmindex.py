@@ -301,7 +301,7 @@ def unmarked(arrays):
 @pytest.mark.parametrize("shortcut", ["rank", "verify"])
 def test_a_walk_past_the_sample_bound_is_an_error_not_a_hang(random_reference, shortcut):
     """Marks the loader's checks missed would send walks on forever: locate stops each at
-    sa_sample steps and reports the index inconsistent (the GPU kernel too: test_fmindex_gpu)."""
+    sa_sample steps and reports the index inconsistent (the GPU kernel too: test_gpu.py)."""
     path, records = random_reference
     index = FMIndex.build(path, sa_sample=8)
     seq = max((s for _, s in records), key=len)
