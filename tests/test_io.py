@@ -54,7 +54,7 @@ def test_long_records_are_cut_with_overlap(tmp_path, rng):
 def test_real_files_parse_like_the_oracle():
     for path in (LAMBDA, *map(data_file, ("klebsiella_HS11286.fa.gz", "lambda_reads_1.fq.gz", "lambda_longreads.fq.gz"))):
         want = naive.read_records(path)
-        assert records_of(path, batch_bases=1 << 16, overlap=31) == want, path
+        assert records_of(path, batch_bases=1 << 14, overlap=31) == want, path
 
 
 def test_fastq(tmp_path):

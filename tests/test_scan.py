@@ -257,7 +257,7 @@ def test_real_files_against_oracle(name):
     rng = random.Random(name)
     sigs = [(f"s{k}", random_signature(rng, data, rng.randint(16, 48)).replace("*", "??")) for k in range(200)]
     sigs += [(f"r{k}", rng.randbytes(20).hex()) for k in range(50)]
-    got = engine_view(scan([data], from_strings(sigs), buffer_size=1 << 16, threads=2))
+    got = engine_view(scan([data], from_strings(sigs), buffer_size=1 << 12, threads=2))
     want = oracle([data], sigs)
     assert_same(got, want)
 
