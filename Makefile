@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test test-cpu test-gpu browser bench bench-peers clean
+.PHONY: demo test lint test-cpu test-gpu browser bench bench-peers clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -30,17 +30,26 @@ $(VENV)/.installed-bench: pyproject.toml | $(BIN)/python
 demo: $(VENV)/.installed-base
 	$(BIN)/seqsift demo
 
-# The whole suite with the JIT on, then the GPU kernels under the CUDA simulator.
-test: test-cpu test-gpu
+# The linter, the whole suite with the JIT on, then the GPU kernels under the CUDA simulator.
+test: lint test-cpu test-gpu
+
+lint: $(VENV)/.installed-test
+	$(BIN)/ruff check src tests benchmarks
 
 test-cpu: $(VENV)/.installed-test browser
 	$(BIN)/python -m pytest -m "not cuda"
 
-# The Filter Lab's end-to-end test drives Debian's Chromium (installed here when missing; needs root).
+# The Filter Lab's end-to-end test drives Debian's Chromium: installed here when missing, as root
+# with apt-get; elsewhere the test is skipped, and says how to run it.
 browser:
-	@command -v chromium >/dev/null && command -v chromedriver >/dev/null || \
+	@if command -v chromium >/dev/null && command -v chromedriver >/dev/null; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 		apt-get install -y -q chromium chromium-driver || \
-		(apt-get update -q && apt-get install -y -q chromium chromium-driver)
+		(apt-get update -q && apt-get install -y -q chromium chromium-driver); \
+	else \
+		echo "make browser: chromium and chromedriver are missing and this is not root with apt-get:"; \
+		echo "  the Filter Lab's browser test will be skipped (run 'make browser' as root, or install chromium and chromium-driver)"; \
+	fi
 
 test-gpu: $(VENV)/.installed-test
 	NUMBA_ENABLE_CUDASIM=1 $(BIN)/python -m pytest -m cuda
