@@ -27,7 +27,15 @@ $(VENV)/.installed-bench: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m compileall -q src benchmarks > /dev/null
 	touch $@
 
-demo: $(VENV)/.installed-base
+# Numba's on-disk cache keys a kernel on its own file only, so a kernel that inlines a helper from
+# another module (intrinsics.py, fmindex/steps.py, find/kmp.py, alignment/_pair_row.py, ...) would
+# keep running the helper's old code after the helper changed. Whenever any source is newer than
+# the last build, every cached kernel is dropped and compiles again on first use.
+$(VENV)/.kernels: $(shell find src -name '*.py') | $(BIN)/python
+	find src -path '*/__pycache__/*' \( -name '*.nbi' -o -name '*.nbc' \) -delete
+	touch $@
+
+demo: $(VENV)/.installed-base $(VENV)/.kernels
 	$(BIN)/seqsift demo
 
 # The linter, the whole suite with the JIT on, then the GPU kernels under the CUDA simulator.
@@ -36,7 +44,7 @@ test: lint test-cpu test-gpu
 lint: $(VENV)/.installed-test
 	$(BIN)/ruff check src tests benchmarks
 
-test-cpu: $(VENV)/.installed-test browser
+test-cpu: $(VENV)/.installed-test $(VENV)/.kernels browser
 	$(BIN)/python -m pytest -m "not cuda"
 
 # The Filter Lab's end-to-end test drives Debian's Chromium: installed here when missing, as root
@@ -51,14 +59,14 @@ browser:
 		echo "  the Filter Lab's browser test will be skipped (run 'make browser' as root, or install chromium and chromium-driver)"; \
 	fi
 
-test-gpu: $(VENV)/.installed-test
+test-gpu: $(VENV)/.installed-test $(VENV)/.kernels
 	NUMBA_ENABLE_CUDASIM=1 $(BIN)/python -m pytest -m cuda
 
 # The peers the benchmarks compare against, from Debian (run as root, once).
 bench-peers:
 	apt-get install -y ripgrep grep bwa bowtie2 samtools parasail ssw-align clamav
 
-bench: $(VENV)/.installed-bench
+bench: $(VENV)/.installed-bench $(VENV)/.kernels
 	$(BIN)/python benchmarks/bench_find.py
 	$(BIN)/python benchmarks/bench_fmindex.py
 	$(BIN)/python benchmarks/bench_align.py
