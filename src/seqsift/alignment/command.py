@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 
-from seqsift import __version__
 from seqsift.alignment import scoring as scorings
 from seqsift import distributed
 from seqsift.alignment.database import Database
@@ -81,7 +80,8 @@ def read_fasta(path) -> tuple[list[str], list[bytes]]:
 def run(args: argparse.Namespace) -> int:
     from seqsift.alignment.report import AlignReport, load, run_queries
     from seqsift.backend import resolve_unmeasured
-    from seqsift.io.writers import atomic_output
+    from seqsift.io.provenance import Provenance, sam_header
+    from seqsift.io.writers import open_output
     from seqsift.progress import Progress
 
     fmt, columns = parse_outfmt(args.outfmt)
@@ -105,9 +105,9 @@ def run(args: argparse.Namespace) -> int:
             stack.callback(progress.close)
             report = AlignReport(db, *options, resolve_unmeasured(args.backend))
             texts = _counted(in_order(report, ([q] for q in queries), args.threads), progress)
-        out = stack.enter_context(atomic_output(args.output))
+        out = stack.enter_context(open_output(args.output, sam=fmt == "sam"))
         if fmt == "sam":
-            out.write(_sam_header(d_names, d_seqs).encode())
+            out.write(sam_header(d_names, map(len, d_seqs), Provenance(resolve_unmeasured(args.backend))))
         for text in texts:
             out.write(text)
     return 0
@@ -117,8 +117,3 @@ def _counted(texts, progress):
     for text in texts:
         yield text
         progress.advance(1)
-
-
-def _sam_header(names: list[str], seqs: list[bytes]) -> str:
-    lines = ["@HD\tVN:1.6\tSO:unsorted"] + [f"@SQ\tSN:{n}\tLN:{max(1, len(s))}" for n, s in zip(names, seqs)]
-    return "\n".join(lines + [f"@PG\tID:seqsift\tPN:seqsift\tVN:{__version__}"]) + "\n"
