@@ -1,7 +1,6 @@
 """`seqsift align` in bounded batches: a database read in parts and queries in batches give the
 result of one in-memory database (same hits, same order, same tie-breaking), on seeded random data."""
 
-import numpy as np
 import pytest
 
 from seqsift.alignment import Database, dna, matrix, search_database

@@ -8,7 +8,7 @@ import sys
 from seqsift import distributed
 from seqsift.errors import InputError, UsageError
 from seqsift.find.api import DEFAULT_CHUNK_SIZE, FindJob, as_pattern
-from seqsift.find.pack import regular_size
+from seqsift.io.pack import regular_size
 from seqsift.io.openers import STDIN, check_readable
 from seqsift.io.provenance import Provenance
 from seqsift.io.writers import RowWriter, open_output

@@ -15,7 +15,7 @@ from seqsift.io.provenance import Provenance
 from seqsift.io.writers import open_output
 from seqsift.scan.api import objects_of
 from seqsift.scan.engine import DEFAULT_STRIDE, FILTERS
-from seqsift.scan.objects import STDIN, spool_stdin
+from seqsift.io.openers import STDIN, spool_stdin
 from seqsift.scan.pipeline import DEFAULT_BUFFER, MIN_BUFFERS, Scanner
 from seqsift.scan.signatures import load_databases
 
