@@ -335,7 +335,8 @@ class FindJob:
 
     def _gpu_searcher(self, plan: SearchPlan):
         """One GpuSearcher per pattern for the whole job, so its device buffers are reused."""
-        from seqsift.find._gpu import GpuConfig, GpuSearcher
+        from seqsift.backend import GpuConfig
+        from seqsift.find._gpu import GpuSearcher
 
         key = plan.pattern.tobytes()
         if key not in self._gpu_searchers:
