@@ -60,6 +60,18 @@ def open_binary(path: str | os.PathLike) -> BinaryIO:
         raise InputError(p, exc.strerror or str(exc)) from None
 
 
+def read_small(path: str | os.PathLike, limit: int) -> bytes:
+    """Up to `limit` bytes of a small file read whole (a scoring matrix), errors naming the path."""
+    stream = open_binary(path)
+    try:
+        return stream.read(limit)
+    except OSError as exc:
+        raise InputError(display_name(path), f"read failed: {exc.strerror or exc}") from None
+    finally:
+        if stream is not sys.stdin.buffer:
+            stream.close()
+
+
 def sniff_compression(head: bytes) -> str | None:
     for magic, name in _MAGIC:
         if head.startswith(magic):
