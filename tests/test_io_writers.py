@@ -142,6 +142,9 @@ def test_incompressible_data_still_fits_bgzf_blocks(tmp_path, rng):
     (b"r1\t0\tchr0\t5\t60\t4M\t*\t0\t0\tACGT\tII\n", "QUAL has 2 characters, SEQ 4"),
     (b"r1\t0\tchr0\t5\n", "11 mandatory fields"),
     (b"r1\t0\tchr0\t5\t60\t4M\t*\t0\t0\tACGT\t*\tXX:q:1\n", "type 'q'"),
+    (b"r1\t0\tchr0\t5\t60\t4M\t*\t0\t0\tAC T\t*\n", "SEQ has a letter outside"),
+    (b"r1\t0\tchr0\t5\t60\t4M\t*\t0\t0\tACGT\tII I\n", "QUAL has a character outside"),
+    (b"r1\t0\tchr0\t5\t60\tM4\t*\t0\t0\tACGT\t*\n", "CIGAR 'M4' is malformed"),
 ])
 def test_malformed_sam_is_a_format_error_naming_the_line_and_no_file_is_left(tmp_path, line, why):
     bam = tmp_path / "bad.bam"

@@ -5,16 +5,31 @@ behind the output stream, so one formatter serves SAM and BAM alike.
 
 from __future__ import annotations
 
+import re
 import struct
 from typing import BinaryIO
 
 from seqsift.errors import FormatError
 from seqsift.io.bgzf import BgzfWriter
 
-_CIGAR_OPS = {c: k for k, c in enumerate("MIDNSHP=X")}
-_CONSUMES_REFERENCE = frozenset("MDN=X")
-_SEQ_CODES = bytes(range(256)).maketrans(b"=ACMGRSVTWYHKDBN", bytes(range(16)))
-_BASES = frozenset(b"=ACMGRSVTWYHKDBN")
+_CIGAR_OPS = {c: k for k, c in enumerate(b"MIDNSHP=X")}
+_CIGAR = re.compile(rb"(?:[0-9]+[MIDNSHP=X])*")
+_CIGAR_OP = re.compile(rb"([0-9]+)([MIDNSHP=X])")
+_CONSUMES_REFERENCE = frozenset(b"MDN=X")
+
+
+def _hex_digits() -> bytes:
+    """SEQ letters to the hex digit of their 4-bit code, so bytes.fromhex packs two bases a byte,
+    the first in the high nibble as BAM wants; any other byte to 'x', which fromhex refuses."""
+    table = bytearray(b"x") * 256
+    for code, letter in enumerate(b"=ACMGRSVTWYHKDBN"):
+        table[letter] = table[ord(chr(letter).lower())] = b"0123456789abcdef"[code]
+    return bytes(table)
+
+
+_SEQ_HEX = _hex_digits()
+_QUAL_CHARS = bytes(range(33, 127))
+_PHRED = bytes((c - 33) & 0xFF for c in range(256))
 _CORE = struct.Struct("<iiBBHHHiiii")  # refID .. tlen, after block_size
 _ARRAY_TYPES = {"c": "b", "C": "B", "s": "h", "S": "H", "i": "i", "I": "I", "f": "f"}
 _INT_TYPES = (("C", "B", 0, 255), ("c", "b", -128, 127), ("S", "H", 0, 65535), ("s", "h", -32768, 32767),
@@ -119,21 +134,13 @@ class BamWriter:
         return struct.pack("<i", len(body)) + body
 
 
-def _cigar(text: bytes) -> list[tuple[int, str]]:
+def _cigar(text: bytes) -> list[tuple[int, int]]:
+    """(length, operation letter) pairs of a CIGAR string."""
     if text == b"*":
         return []
-    ops, number = [], 0
-    digits = False
-    for c in text.decode():
-        if c.isdigit():
-            number, digits = 10 * number + int(c), True
-        elif c in _CIGAR_OPS and digits:
-            ops.append((number, c))
-            number, digits = 0, False
-        else:
-            raise ValueError(f"CIGAR {text.decode(errors='replace')!r} is malformed")
-    if digits:
-        raise ValueError(f"CIGAR {text.decode()!r} ends in a number")
+    if not text or not _CIGAR.fullmatch(text):
+        raise ValueError(f"CIGAR {text.decode(errors='replace')!r} is malformed")
+    ops = [(int(n), op[0]) for n, op in _CIGAR_OP.findall(text)]
     if len(ops) > 0xFFFF:
         raise ValueError(f"{len(ops)} CIGAR operations, more than BAM's 65535")
     return ops
@@ -142,11 +149,10 @@ def _cigar(text: bytes) -> list[tuple[int, str]]:
 def _seq(seq: bytes) -> bytes:
     if seq == b"*":
         return b""
-    upper = seq.upper()
-    if not _BASES.issuperset(upper):
+    digits = seq.translate(_SEQ_HEX)
+    if b"x" in digits:
         raise ValueError("SEQ has a letter outside =ACMGRSVTWYHKDBN")
-    codes = upper.translate(_SEQ_CODES) + b"\0"
-    return bytes(codes[k] << 4 | codes[k + 1] for k in range(0, len(seq), 2))
+    return bytes.fromhex((digits + b"0" if len(digits) % 2 else digits).decode())
 
 
 def _qual(qual: bytes, seq: bytes) -> bytes:
@@ -155,7 +161,9 @@ def _qual(qual: bytes, seq: bytes) -> bytes:
         return b"\xff" * n
     if len(qual) != n:
         raise ValueError(f"QUAL has {len(qual)} characters, SEQ {n}")
-    return bytes(q - 33 for q in qual)
+    if qual.translate(None, _QUAL_CHARS):
+        raise ValueError("QUAL has a character outside '!' to '~'")
+    return qual.translate(_PHRED)
 
 
 def _tag(field: bytes) -> bytes:
