@@ -49,7 +49,8 @@ class DatabaseParts:
             self._whole = Database([], [], self.scoring)
 
 
-def query_batches(queries: Iterable[tuple[str, bytes]], residues: int = QUERY_RESIDUES) -> Iterator[list[tuple[str, bytes]]]:
+def query_batches(queries: Iterable[tuple[str, bytes]],
+                  residues: int = QUERY_RESIDUES) -> Iterator[list[tuple[str, bytes]]]:
     """(name, sequence) queries in lists of about `residues` (at least one query each)."""
     batch, size = [], 0
     for query in queries:

@@ -125,7 +125,8 @@ class BamWriter:
             core = _CORE.pack(ref_id, start, len(qname) + 1, int(mapq), reg2bin(start, start + max(span, 1)),
                               len(cigar_ops), int(flag), 0 if seq == b"*" else len(seq), self._ref(rnext, ref_id),
                               int(pnext) - 1, int(tlen))
-            parts = [core, qname, b"\0", struct.pack(f"<{len(cigar_ops)}I", *(n << 4 | _CIGAR_OPS[op] for n, op in cigar_ops))]
+            cigar_words = struct.pack(f"<{len(cigar_ops)}I", *(n << 4 | _CIGAR_OPS[op] for n, op in cigar_ops))
+            parts = [core, qname, b"\0", cigar_words]
             parts += [_seq(seq), _qual(qual, seq)]
             parts += [_tag(t) for t in fields[11:]]
         except (ValueError, KeyError, struct.error) as exc:
