@@ -79,7 +79,8 @@ SMOKE = Plan(find_config=GpuConfig(threads_per_block=8, blocks_per_sm=2, streams
              find_text=600, find_chunks=(600, 400, 250), find_binary=300, find_shapes=((8, 2),),
              find_timed_chunk=300, h2d_bytes=1 << 16, fm_genome=2000, fm_reads=16, fm_read_length=24, fm_checked=8,
              align_sequences=6, align_lengths=(3, 20), align_queries=(9,), align_dpx=(False,),
-             scan_bytes=3000, scan_signatures=40, scan_present=(0.0, 0.3), scan_buffer=3000, scan_out=256, scan_config={"threads_per_block": 8, "blocks": 1, "capacity": 8},
+             scan_bytes=3000, scan_signatures=40, scan_present=(0.0, 0.3), scan_buffer=3000, scan_out=256,
+             scan_config={"threads_per_block": 8, "blocks": 1, "capacity": 8},
              scan_pipeline_buffer=1024)
 
 

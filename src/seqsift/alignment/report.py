@@ -58,7 +58,8 @@ def load(paths: tuple[str, ...], scoring: scorings.Scoring, top: int, mode: str,
     from seqsift.io.fastx import record_batches
 
     records = [record for batch in record_batches(paths[0]) for record in batch]
-    return AlignReport(Database([n for n, _ in records], [s for _, s in records], scoring), scoring, top, mode, fmt, columns, resolve_unmeasured(backend))
+    database = Database([n for n, _ in records], [s for _, s in records], scoring)
+    return AlignReport(database, scoring, top, mode, fmt, columns, resolve_unmeasured(backend))
 
 
 def run_queries(report: AlignReport, queries: list[tuple[str, bytes]]) -> bytes:
