@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test test-cpu test-gpu browser bench bench-peers clean
+.PHONY: demo test lint test-cpu test-gpu browser bench bench-peers clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -27,29 +27,46 @@ $(VENV)/.installed-bench: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m compileall -q src benchmarks > /dev/null
 	touch $@
 
-demo: $(VENV)/.installed-base
+# Numba's on-disk cache keys a kernel on its own file only, so a kernel that inlines a helper from
+# another module (intrinsics.py, fmindex/steps.py, find/kmp.py, alignment/_pair_row.py, ...) would
+# keep running the helper's old code after the helper changed. Whenever any source is newer than
+# the last build, every cached kernel is dropped and compiles again on first use.
+$(VENV)/.kernels: $(shell find src -name '*.py') | $(BIN)/python
+	find src -path '*/__pycache__/*' \( -name '*.nbi' -o -name '*.nbc' \) -delete
+	touch $@
+
+demo: $(VENV)/.installed-base $(VENV)/.kernels
 	$(BIN)/seqsift demo
 
-# The whole suite with the JIT on, then the GPU kernels under the CUDA simulator.
-test: test-cpu test-gpu
+# The linter, the whole suite with the JIT on, then the GPU kernels under the CUDA simulator.
+test: lint test-cpu test-gpu
 
-test-cpu: $(VENV)/.installed-test browser
+lint: $(VENV)/.installed-test
+	$(BIN)/ruff check src tests benchmarks
+
+test-cpu: $(VENV)/.installed-test $(VENV)/.kernels browser
 	$(BIN)/python -m pytest -m "not cuda"
 
-# The Filter Lab's end-to-end test drives Debian's Chromium (installed here when missing; needs root).
+# The Filter Lab's end-to-end test drives Debian's Chromium: installed here when missing, as root
+# with apt-get; elsewhere the test is skipped, and says how to run it.
 browser:
-	@command -v chromium >/dev/null && command -v chromedriver >/dev/null || \
+	@if command -v chromium >/dev/null && command -v chromedriver >/dev/null; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 		apt-get install -y -q chromium chromium-driver || \
-		(apt-get update -q && apt-get install -y -q chromium chromium-driver)
+		(apt-get update -q && apt-get install -y -q chromium chromium-driver); \
+	else \
+		echo "make browser: chromium and chromedriver are missing and this is not root with apt-get:"; \
+		echo "  the Filter Lab's browser test will be skipped (run 'make browser' as root, or install chromium and chromium-driver)"; \
+	fi
 
-test-gpu: $(VENV)/.installed-test
+test-gpu: $(VENV)/.installed-test $(VENV)/.kernels
 	NUMBA_ENABLE_CUDASIM=1 $(BIN)/python -m pytest -m cuda
 
 # The peers the benchmarks compare against, from Debian (run as root, once).
 bench-peers:
 	apt-get install -y ripgrep grep bwa bowtie2 samtools parasail ssw-align clamav
 
-bench: $(VENV)/.installed-bench
+bench: $(VENV)/.installed-bench $(VENV)/.kernels
 	$(BIN)/python benchmarks/bench_find.py
 	$(BIN)/python benchmarks/bench_fmindex.py
 	$(BIN)/python benchmarks/bench_align.py

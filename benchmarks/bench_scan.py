@@ -251,7 +251,8 @@ def markdown(result: dict) -> str:
             cells.append(f"{e['gbps']:.2f} GB/s ({e['seconds']:.1f} s)" + ("" if e.get("same_hits", True) else " **hits differ**"))
         rows.append(f"| {s['set']} | {' | '.join(cells)} |")
     pairs = ", ".join(f"{s['set']}: {s['tools'][tools[0]]['pairs']}" for s in result["sets"])
-    return "\n".join(rows) + f"\n\n(file, signature) pairs found: {pairs}. Corpus {result['corpus_bytes'] / 1e9:.2f} GB in {result['files']} files.\n"
+    return "\n".join(rows) + (f"\n\n(file, signature) pairs found: {pairs}. "
+                               f"Corpus {result['corpus_bytes'] / 1e9:.2f} GB in {result['files']} files.\n")
 
 
 def main() -> None:

@@ -36,7 +36,8 @@ from pathlib import Path
 import numpy as np
 from numba import cuda
 
-from seqsift.find._gpu import GpuConfig, GpuSearcher, _kmp_kernel
+from seqsift.backend import GpuConfig
+from seqsift.find._gpu import GpuSearcher, _kmp_kernel
 from seqsift.find.api import FindJob
 from seqsift.find.plan import make_plan
 from seqsift.io.chunks import ArrayStream, ChunkReader
@@ -69,7 +70,7 @@ class Plan:
     scan_present: tuple = (0.0, 0.01)  # fractions of the signatures taken from the data
     scan_buffer: int = 8 * MIB
     scan_out: int = 1 << 24
-    scan_config_args: tuple = ()  # ScanConfig(*args)
+    scan_config: dict = dataclasses.field(default_factory=dict)  # GpuConfig(**scan_config) for the scan filter
     scan_pipeline_buffer: int | None = None  # Scanner's default
 
 
@@ -78,7 +79,8 @@ SMOKE = Plan(find_config=GpuConfig(threads_per_block=8, blocks_per_sm=2, streams
              find_text=600, find_chunks=(600, 400, 250), find_binary=300, find_shapes=((8, 2),),
              find_timed_chunk=300, h2d_bytes=1 << 16, fm_genome=2000, fm_reads=16, fm_read_length=24, fm_checked=8,
              align_sequences=6, align_lengths=(3, 20), align_queries=(9,), align_dpx=(False,),
-             scan_bytes=3000, scan_signatures=40, scan_present=(0.0, 0.3), scan_buffer=3000, scan_out=256, scan_config_args=(8, 1, 8),
+             scan_bytes=3000, scan_signatures=40, scan_present=(0.0, 0.3), scan_buffer=3000, scan_out=256,
+             scan_config={"threads_per_block": 8, "blocks": 1, "capacity": 8},
              scan_pipeline_buffer=1024)
 
 
@@ -227,7 +229,6 @@ def scan_check(report: dict, plan: Plan) -> None:
     bytes, then filter throughput on device-resident data and the whole pipeline end to end
     (rotating pinned buffers), at ~0 and 1% of 30,000 signatures present."""
     from seqsift.scan._cpu import PAD
-    from seqsift.scan._gpu import GpuConfig as ScanConfig
     from seqsift.scan._gpu import GpuFilter, _table_kernel
     from seqsift.scan.api import objects_of
     from seqsift.scan.engine import Engine
@@ -242,7 +243,7 @@ def scan_check(report: dict, plan: Plan) -> None:
             have += parts[-1].size
     data = np.concatenate(parts)[: plan.scan_bytes]
     size = plan.scan_buffer
-    cfg = ScanConfig(*plan.scan_config_args)
+    cfg = GpuConfig(**plan.scan_config)
     rows = []
     for present in plan.scan_present:
         sigs = []

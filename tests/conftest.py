@@ -4,12 +4,23 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
-TINY = Path(__file__).resolve().parent / "data"
+import seqsift
+
+DATA = Path(__file__).resolve().parent / "data"
+"""Small files cut from the real data (tests/data/README.md says what, where from and how)."""
+LAMBDA = Path(seqsift.__file__).resolve().parent / "data" / "lambda_virus.fa.gz"
+"""The lambda phage genome embedded in the package, 48,502 bp in one record."""
 
 
 @pytest.fixture(params=[1, 2], ids=["1thread", "2threads"])
 def threads(request):
+    return request.param
+
+
+@pytest.fixture(params=["cpu", pytest.param("cuda", marks=pytest.mark.cuda)])
+def backend(request):
+    """A check that holds on every backend: "cuda" runs under NUMBA_ENABLE_CUDASIM=1 in `make test`
+    (`-m cuda`), "cpu" with the rest of the suite."""
     return request.param
 
 
@@ -19,10 +30,10 @@ def rng(request):
     return np.random.default_rng(zlib.crc32(request.node.name.encode()))
 
 
-def shared_file(name: str) -> Path:
+def data_file(name: str) -> Path:
+    """A file of tests/data; one missing is an error in the checkout, not a reason to skip."""
     path = DATA / name
-    if not path.exists():
-        pytest.fail(f"{path} is missing: the tests need ../shared/data beside the checkout")
+    assert path.is_file(), f"{path} is missing from the checkout"
     return path
 
 

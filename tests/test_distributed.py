@@ -16,7 +16,7 @@ from seqsift.cli import main
 from seqsift.fmindex.api import FMIndex
 from seqsift.fmindex.reference import encode_reads
 from tests import naive
-from tests.conftest import shared_file
+from tests.conftest import LAMBDA, data_file
 
 
 @pytest.fixture(scope="module")
@@ -29,7 +29,7 @@ def client():
 @pytest.fixture(scope="module")
 def lambda_index(tmp_path_factory):
     path = tmp_path_factory.mktemp("index") / "lambda.ssx"
-    assert main(["index", str(shared_file("lambda_virus.fa.gz")), "-o", str(path), "-q"]) == 0
+    assert main(["index", str(LAMBDA), "-o", str(path), "-q"]) == 0
     return path
 
 
@@ -95,13 +95,13 @@ def test_find_command_is_byte_identical(tmp_path, client, rng):
 
 
 def test_find_records_on_real_data(tmp_path, client):
-    genome = shared_file("klebsiella_HS11286.fa.gz")
+    genome = data_file("klebsiella_HS11286.fa.gz")
     local = seqsift.find_records("GATCAAC", genome, revcomp=True)
-    got = cluster.find_records(client, "GATCAAC", genome, revcomp=True, partition=200_000)
-    assert list(got) == list(local) and len(local) > 100
+    got = cluster.find_records(client, "GATCAAC", genome, revcomp=True, partition=20_000)
+    assert list(got) == list(local) and len(local) > 0
     records = naive.read_records(genome)
     assert list(local) == naive.record_hits(records, "GATCAAC", True)
-    local, dask = both(tmp_path, ["find", "--fasta", "--revcomp", "GATCAAC", str(genome), "--partition", "300K"],
+    local, dask = both(tmp_path, ["find", "--fasta", "--revcomp", "GATCAAC", str(genome), "--partition", "30K"],
                        client.scheduler.address)
     assert local == dask
 
@@ -138,24 +138,24 @@ def test_scan_is_the_same_as_one_machine(tmp_path, client, rng):
 # -- FM-index search -----------------------------------------------------------------------------
 @pytest.mark.parametrize("form", ["tsv", "sam", "tsv from a plain file"])
 def test_search_command_is_byte_identical(tmp_path, client, lambda_index, form):
-    reads = str(shared_file("lambda_reads_1.fq.gz"))
+    reads = str(data_file("lambda_reads_1.fq.gz"))
     if form == "tsv from a plain file":  # blocks travel as (path, offset, length), read by the workers
         plain = tmp_path / "reads.fq"
         plain.write_bytes(gzip.decompress(open(reads, "rb").read()))
         reads, form = str(plain), "tsv"
-    local, dask = both(tmp_path, ["search", str(lambda_index), reads, "--format", form, "--partition", "700"],
+    local, dask = both(tmp_path, ["search", str(lambda_index), reads, "--format", form, "--partition", "30"],
                        client.scheduler.address)
     if form == "sam":  # the @PG line holds the command line, which differs by --dask
         local = (local[0], b"\n".join(line for line in local[1].split(b"\n") if not line.startswith(b"@PG")))
         dask = (dask[0], b"\n".join(line for line in dask[1].split(b"\n") if not line.startswith(b"@PG")))
-    assert local == dask and local[0] == 0 and local[1].count(b"\n") > 9000
+    assert local == dask and local[0] == 0 and local[1].count(b"\n") >= len(naive.read_records(reads))
 
 
 def test_search_api_matches_locate(client, lambda_index):
-    reads = str(shared_file("lambda_reads_1.fq.gz"))
+    reads = str(data_file("lambda_reads_1.fq.gz"))
     index = FMIndex.load(lambda_index)
     expected = index.locate(reads, 3)
-    assert cluster.search(client, str(lambda_index), reads, max_hits=3, partition=999) == expected
+    assert cluster.search(client, str(lambda_index), reads, max_hits=3, partition=40) == expected
     listed = ["ACGTTGCA", "GGGCGGCGACCTCGCGGGTTTTCGCTATTTATGAAAATTTTCCGGTTTAAGGCGTTTCCG", "NACG", ""]
     assert cluster.search(client, index, listed, partition=2) == index.locate(listed)
 
@@ -164,7 +164,7 @@ def test_search_api_matches_locate(client, lambda_index):
 def protein_files(tmp_path, queries=6, targets=60):
     def head(name, n, out):
         lines, count = [], 0
-        with gzip.open(shared_file(name), "rt") as f:
+        with gzip.open(data_file(name), "rt") as f:
             for line in f:
                 count += line.startswith(">")
                 if count > n:
@@ -253,7 +253,7 @@ def test_bad_input_fails_the_same_way(tmp_path, client, lambda_index, capsys):
     data = bytearray(lambda_index.read_bytes())
     data[len(data) // 2] ^= 0xFF
     broken.write_bytes(bytes(data))
-    assert main(["search", str(broken), str(shared_file("lambda_reads_1.fq.gz")), "--dask", address]) == 2
+    assert main(["search", str(broken), str(data_file("lambda_reads_1.fq.gz")), "--dask", address]) == 2
     assert "broken.ssx" in capsys.readouterr().err
 
 

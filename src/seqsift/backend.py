@@ -5,10 +5,26 @@ from __future__ import annotations
 import ctypes.util
 import functools
 import os
+from dataclasses import dataclass
 
 from seqsift.errors import BackendUnavailable, UsageError
 
 BACKENDS = ("auto", "cpu", "cuda")
+
+
+@dataclass(frozen=True)
+class GpuConfig:
+    """Launch and pipeline sizes of the GPU engines, one place for all of them; tests shrink them
+    to run under the simulator. Each engine reads the fields it launches with."""
+
+    threads_per_block: int = 256
+    blocks_per_sm: int = 8  # find: blocks per multiprocessor
+    blocks: int = 4096  # scan: the grid, grid-stride beyond it
+    streams: int = 3  # find: chunks in flight; 1 runs them one after another (the no-overlap baseline)
+    out_capacity: int = 1 << 16  # find: positions a launch stores per stream
+    capacity: int = 1 << 20  # scan: candidates a launch holds before it is rerun larger
+    # The simulator reports no multiprocessor count; launches there use this many.
+    fallback_sms: int = 1
 
 
 @functools.cache

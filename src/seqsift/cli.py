@@ -45,7 +45,8 @@ def common_options() -> argparse.ArgumentParser:
     g = p.add_argument_group("common options")
     g.add_argument("-t", "--threads", type=positive_int, default=backends.default_threads(),
                    help="CPU threads (default: all %(default)s cores)")
-    g.add_argument("-o", "--output", metavar="FILE", help="write results to FILE (default: standard output)")
+    g.add_argument("-o", "--output", metavar="FILE", help="write results to FILE (default: standard output); "
+                   "FILE.gz is written gzipped, FILE.bam as BAM where the output is SAM")
     g.add_argument("-q", "--quiet", action="store_true", help="no progress bar or messages on stderr")
     g.add_argument("--backend", choices=backends.BACKENDS, default="auto",
                    help="where kernels run; auto takes a GPU when one is usable (default: %(default)s)")

@@ -19,7 +19,9 @@ from numba import njit
 
 from seqsift.alignment._lane_column import chunk_lanes, lane_column_pair
 
-STRIP = 512  # query rows processed together, so a long query's H and D rows stay in cache (noisy to measure: 256-1024 all within run-to-run noise here)
+# query rows processed together, so a long query's H and D rows stay in cache (noisy to measure: 256-1024 all
+# within run-to-run noise here)
+STRIP = 512
 LANES = 256  # a batch; measured best of 16-512 with the Numba loop (the IR kernel runs it in chunks)
 # dtype, the gap states' floor, the largest score, PAD (in the profile's terms). 8-bit lanes are
 # unsigned with the profile biased by -min(matrix): 0..255 where signed ones would stop at 127.

@@ -31,7 +31,8 @@ def pair_order(lengths: np.ndarray, query_len: int, largest: int) -> tuple[np.nd
     return ok.reshape(-1, 2), np.flatnonzero(~fits)
 
 
-def packed_scores(query: np.ndarray, codes: list[np.ndarray], matrix: np.ndarray, gap_open: int, gap_extend: int) -> tuple[np.ndarray, np.ndarray]:
+def packed_scores(query: np.ndarray, codes: list[np.ndarray], matrix: np.ndarray, gap_open: int,
+                  gap_extend: int) -> tuple[np.ndarray, np.ndarray]:
     """(local scores of query against each sequence, indices left for the 32-bit kernel)."""
     profile = query_profile(query, matrix).ravel()
     lengths = np.array([c.size for c in codes], np.int64)

@@ -6,12 +6,9 @@ from __future__ import annotations
 import argparse
 import contextlib
 
-from seqsift import __version__
 from seqsift.alignment import scoring as scorings
 from seqsift import distributed
-from seqsift.alignment.database import Database
 from seqsift.errors import UsageError
-from seqsift.ordered import in_order
 
 DEFAULT_COLUMNS = "qseqid sseqid pident length mismatch gapopen qstart qend sstart send evalue bitscore".split()
 COLUMNS = set(DEFAULT_COLUMNS) | {"score", "cigar", "qlen", "slen", "nident", "qseq", "sseq"}
@@ -40,6 +37,8 @@ def add_parser(sub, parent: argparse.ArgumentParser) -> None:
     p.add_argument("--gap-extend", type=int, help="default 1 with a matrix, 2 with --dna")
     p.add_argument("--outfmt", default="6", help="'6' BLAST tabular, '6 qseqid sseqid score ...' chosen columns "
                    f"({', '.join(sorted(COLUMNS))}), 'pair' readable alignments, 'sam' (DNA)")
+    p.add_argument("--db-batch", type=positive_int, help=argparse.SUPPRESS)  # residues a database part
+    p.add_argument("--query-batch", type=positive_int, help=argparse.SUPPRESS)  # residues a query batch
     distributed.add_options(p, f"queries (default {QUERIES_PER_PARTITION})")
     p.set_defaults(run=run)
 
@@ -67,21 +66,14 @@ def parse_outfmt(text: str) -> tuple[str, list[str]]:
     return "6", columns
 
 
-def read_fasta(path) -> tuple[list[str], list[bytes]]:
-    from seqsift.io.fastx import read_batches
-
-    names, seqs = [], []
-    for batch in read_batches(path, batch_bases=1 << 62):
-        for i, name in enumerate(batch.names):
-            names.append(name)
-            seqs.append(batch.seq[batch.bounds[i] : batch.bounds[i + 1]].tobytes())
-    return names, seqs
-
-
 def run(args: argparse.Namespace) -> int:
-    from seqsift.alignment.report import AlignReport, load, run_queries
+    from seqsift.alignment.report import ReportFormat, load, run_queries
+    from seqsift.alignment.stream import DATABASE_RESIDUES, QUERY_RESIDUES, DatabaseParts, search
     from seqsift.backend import resolve_unmeasured
-    from seqsift.io.writers import atomic_output
+    from seqsift.io.fastx import record_batches
+    from seqsift.io.openers import spooled_stdin
+    from seqsift.io.provenance import Provenance, sam_header
+    from seqsift.io.writers import open_output
     from seqsift.progress import Progress
 
     fmt, columns = parse_outfmt(args.outfmt)
@@ -89,36 +81,48 @@ def run(args: argparse.Namespace) -> int:
     if fmt == "sam" and not scoring.is_dna:
         raise UsageError("--outfmt sam is for DNA: add --dna")
     per_task = args.partition or QUERIES_PER_PARTITION
-    q_names, q_seqs = read_fasta(args.queries)
-    d_names, d_seqs = read_fasta(args.database)
-    db = Database(d_names, d_seqs, scoring)  # built here whatever runs the queries: bad letters fail at once
     options = (scoring, args.top, args.mode, fmt, columns)
-    queries = list(zip(q_names, q_seqs))
+    queries = (record for batch in record_batches(args.queries) for record in batch)
     with contextlib.ExitStack() as stack:
+        database = stack.enter_context(spooled_stdin(args.database))  # read once per query batch
+        parts = DatabaseParts(database, scoring, args.db_batch or DATABASE_RESIDUES)
+        names, lengths = [], []
+        if fmt == "sam" or args.dask:  # read through first: the SAM header lists it, bad letters fail at once
+            for _, db in parts:
+                names += db.names
+                lengths += [codes.size for codes in db.codes]
         if args.dask:
-            client, progress = stack.enter_context(distributed.command_run(args, -(-len(queries) // per_task)))
-            shared = distributed.share_files(client, load, [args.database], (*options, args.backend))
-            parts = (queries[k : k + per_task] for k in range(0, len(queries), per_task))
-            texts = distributed.map_ordered(client, shared, run_queries, parts, progress.advance)
+            client, progress = stack.enter_context(distributed.command_run(args))
+            shared = distributed.share_files(client, load, [database], (*options, args.backend))
+            texts = distributed.map_ordered(client, shared, run_queries, _batched(queries, per_task), progress.advance)
         else:
-            progress = Progress("align", len(queries), enabled=not args.quiet, unit=" queries")
+            progress = Progress("align", None, enabled=not args.quiet, unit=" queries")
             stack.callback(progress.close)
-            report = AlignReport(db, *options, resolve_unmeasured(args.backend))
-            texts = _counted(in_order(report, ([q] for q in queries), args.threads), progress)
-        out = stack.enter_context(atomic_output(args.output))
+            report = ReportFormat(scoring, fmt, columns)
+            found = search(queries, parts, args.top, args.mode, resolve_unmeasured(args.backend), args.threads,
+                           args.query_batch or QUERY_RESIDUES)
+            texts = (_reported(report, hits, parts, progress) for hits in found)
+        out = stack.enter_context(open_output(args.output, sam=fmt == "sam"))
         if fmt == "sam":
-            out.write(_sam_header(d_names, d_seqs).encode())
+            out.write(sam_header(names, lengths, Provenance(resolve_unmeasured(args.backend))))
         for text in texts:
             out.write(text)
     return 0
 
 
-def _counted(texts, progress):
-    for text in texts:
-        yield text
-        progress.advance(1)
+def _reported(report, found, parts, progress) -> bytes:
+    """One query's report; the database has been read through once its first query is done."""
+    name, seq, hits = found
+    progress.advance(1)
+    return report(name, seq, hits, parts.total_residues).encode()
 
 
-def _sam_header(names: list[str], seqs: list[bytes]) -> str:
-    lines = ["@HD\tVN:1.6\tSO:unsorted"] + [f"@SQ\tSN:{n}\tLN:{max(1, len(s))}" for n, s in zip(names, seqs)]
-    return "\n".join(lines + [f"@PG\tID:seqsift\tPN:seqsift\tVN:{__version__}"]) + "\n"
+def _batched(queries, size: int):
+    batch = []
+    for query in queries:
+        batch.append(query)
+        if len(batch) == size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch

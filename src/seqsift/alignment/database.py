@@ -1,9 +1,14 @@
 """Database search: every query against every database sequence, the best `top` per query with
 their alignments. Local scores come from the 16-bit lanes kernel (rescored in 32 bits where a lane
-saturates); the other modes, and every reported alignment, from the reference kernel."""
+saturates); the other modes, and every reported alignment, from the reference kernel.
+
+A database larger than memory is searched in parts (`best_in` on each, `merge_best` across them,
+then `aligned` once for the hits that stay): the result is the one a single part would give,
+since the order, score descending then database order, is total."""
 
 from __future__ import annotations
 
+import heapq
 import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -24,6 +29,21 @@ class DatabaseHit:
     name: str
     score: int
     alignment: Alignment
+    target_length: int
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A database sequence among a query's best so far, kept with its residues so it can be aligned
+    once every part of the database has been seen."""
+
+    score: int
+    target: int  # index in the whole database, in file order
+    name: str
+    codes: np.ndarray
+
+    def order(self) -> tuple[int, int]:
+        return -self.score, self.target
 
 
 class Database:
@@ -125,17 +145,34 @@ def search_database(queries: list[bytes | str], db: Database, top: int = 10, mod
     encoded = [db.scoring.encode(q, f"query {i + 1}") for i, q in enumerate(queries)]
 
     def one(query: np.ndarray) -> list[DatabaseHit]:
-        all_scores = scores(query, db, mode, backend)
-        best = np.lexsort((np.arange(all_scores.size), -all_scores))[:top]
-        hits = []
-        for k in best.tolist():
-            score, ops, qs, qe, ts, te = align_codes(query, db.codes[k], db.scoring, mode)
-            if score != all_scores[k]:
-                raise RuntimeError(f"internal error: fast score {all_scores[k]} != reference {score} for target {k}")
-            hits.append(DatabaseHit(k, db.names[k], score, render(query, db.codes[k], db.scoring, score, ops, qs, qe, ts, te)))
-        return hits
+        return aligned(query, best_in(query, db, top, mode, backend), db.scoring, mode)
 
     if threads == 1 or len(encoded) == 1:
         return [one(q) for q in encoded]
     with ThreadPoolExecutor(min(threads, os.cpu_count() or 1)) as pool:
         return list(pool.map(one, encoded))
+
+
+def best_in(query: np.ndarray, db: Database, top: int, mode: str, backend: str, first: int = 0) -> list[Candidate]:
+    """The query's `top` best sequences of `db` (score descending, then database order), as
+    Candidates numbered from `first`, the index of db's first sequence in the whole database."""
+    all_scores = scores(query, db, mode, backend)
+    best = np.lexsort((np.arange(all_scores.size), -all_scores))[:top]
+    return [Candidate(int(all_scores[k]), first + k, db.names[k], db.codes[k]) for k in best.tolist()]
+
+
+def merge_best(kept: list[Candidate], found: list[Candidate], top: int) -> list[Candidate]:
+    """The `top` best of two lists each already in order (score descending, then database order)."""
+    return list(heapq.merge(kept, found, key=Candidate.order))[:top]
+
+
+def aligned(query: np.ndarray, best: list[Candidate], scoring: Scoring, mode: str) -> list[DatabaseHit]:
+    """Each candidate's alignment by the reference kernel, which must find the fast kernel's score."""
+    hits = []
+    for c in best:
+        score, ops, qs, qe, ts, te = align_codes(query, c.codes, scoring, mode)
+        if score != c.score:
+            raise RuntimeError(f"internal error: fast score {c.score} != reference {score} for target {c.target}")
+        hits.append(DatabaseHit(c.target, c.name, score, render(query, c.codes, scoring, score, ops, qs, qe, ts, te),
+                                int(c.codes.size)))
+    return hits

@@ -1,5 +1,5 @@
-"""Queries in, report text out: the chunk function `seqsift align` runs on every query, on this
-machine or on a Dask worker, with the BLAST tabular, readable-pair and SAM formatters."""
+"""Hits in, report text out: the BLAST tabular, readable-pair and SAM formatters of `seqsift align`
+(`ReportFormat`), and the chunk function a Dask worker runs on its queries (`AlignReport`)."""
 
 from __future__ import annotations
 
@@ -13,61 +13,72 @@ from seqsift.alignment.database import Database, DatabaseHit, search_database
 KARLIN = {("BLOSUM62", 11, 1): (0.267, 0.041)}
 
 
+class ReportFormat:
+    """One report form: '6' (BLAST tabular with `columns`), 'pair' or 'sam'."""
+
+    def __init__(self, scoring: scorings.Scoring, fmt: str, columns: list[str]):
+        self.scoring = scoring
+        self.fmt = fmt
+        self.columns = columns
+        self.karlin = KARLIN.get((scoring.name, scoring.gap_open, scoring.gap_extend))
+
+    def __call__(self, name: str, seq: bytes, hits: list[DatabaseHit], residues: int) -> str:
+        """The report of one query's hits; `residues` is the whole database's (for the e-value)."""
+        if self.fmt == "6":
+            return "".join(_tabular(name, len(seq), h, self.columns, self.karlin, residues) for h in hits)
+        if self.fmt == "pair":
+            return "".join(_pair(name, h, self.scoring) for h in hits)
+        return "".join(_sam(name, seq, h) for h in hits)
+
+
 class AlignReport:
     """One database, one scoring and report form; safe to call from several threads at once."""
 
     def __init__(self, db: Database, scoring: scorings.Scoring, top: int, mode: str, fmt: str, columns: list[str],
                  backend: str):
         self.db = db
-        self.scoring = scoring
         self.top = top
         self.mode = mode
-        self.fmt = fmt
-        self.columns = columns
         self.backend = backend
-        self.karlin = KARLIN.get((scoring.name, scoring.gap_open, scoring.gap_extend))
+        self.format = ReportFormat(scoring, fmt, columns)
 
     def __call__(self, queries: list[tuple[str, bytes]]) -> bytes:
         """The report of each (name, sequence) query, in order."""
         text = []
         for name, seq in queries:
             hits = search_database([seq], self.db, top=self.top, mode=self.mode, threads=1, backend=self.backend)[0]
-            if self.fmt == "6":
-                text += [_tabular(name, len(seq), h, self.columns, self.karlin, self.db) for h in hits]
-            elif self.fmt == "pair":
-                text += [_pair(name, h, self.scoring) for h in hits]
-            else:
-                text += [_sam(name, seq, h) for h in hits]
+            text.append(self.format(name, seq, hits, self.db.residues()))
         return "".join(text).encode()
 
 
 def load(paths: tuple[str, ...], scoring: scorings.Scoring, top: int, mode: str, fmt: str, columns: list[str],
          backend: str) -> AlignReport:
     """A worker's AlignReport over the database FASTA at paths[0]."""
-    from seqsift.alignment.command import read_fasta
     from seqsift.backend import resolve_unmeasured
+    from seqsift.io.fastx import record_batches
 
-    names, seqs = read_fasta(paths[0])
-    return AlignReport(Database(names, seqs, scoring), scoring, top, mode, fmt, columns, resolve_unmeasured(backend))
+    records = [record for batch in record_batches(paths[0]) for record in batch]
+    database = Database([n for n, _ in records], [s for _, s in records], scoring)
+    return AlignReport(database, scoring, top, mode, fmt, columns, resolve_unmeasured(backend))
 
 
 def run_queries(report: AlignReport, queries: list[tuple[str, bytes]]) -> bytes:
     return report(queries)
 
 
-def _tabular(qname: str, qlen: int, hit: DatabaseHit, columns: list[str], karlin, db: Database) -> str:
+def _tabular(qname: str, qlen: int, hit: DatabaseHit, columns: list[str], karlin, residues: int) -> str:
     a = hit.alignment
     values = {
         "qseqid": qname, "sseqid": hit.name, "score": str(hit.score), "length": str(a.length),
         "pident": f"{100 * a.identities / a.length:.3f}" if a.length else "0.000", "nident": str(a.identities),
         "mismatch": str(a.mismatches), "gapopen": str(a.gap_opens), "qstart": str(a.query_start + 1),
         "qend": str(a.query_end), "sstart": str(a.target_start + 1), "send": str(a.target_end), "cigar": a.cigar or "*",
-        "qlen": str(qlen), "slen": str(len(db.codes[hit.target])), "qseq": a.query_aligned, "sseq": a.target_aligned,
+        "qlen": str(qlen), "slen": str(hit.target_length), "qseq": a.query_aligned, "sseq": a.target_aligned,
     }
     if karlin:
         lam, K = karlin
         values["bitscore"] = f"{(lam * hit.score - math.log(K)) / math.log(2):.1f}"
-        values["evalue"] = f"{K * qlen * db.residues() * math.exp(-lam * hit.score):.2e}"
+        values["evalue"] = f"{K * qlen * residues * math.exp(-lam * hit.score):.2e}"
     else:
         values["bitscore"] = values["evalue"] = "NA"
     return "\t".join(values[c] for c in columns) + "\n"

@@ -17,6 +17,7 @@ from importlib import resources
 import numpy as np
 
 from seqsift.errors import FormatError, UsageError
+from seqsift.io.openers import read_small
 
 MATRICES = ("BLOSUM45", "BLOSUM50", "BLOSUM62", "BLOSUM80", "BLOSUM90", "PAM30", "PAM70", "PAM250")
 DNA_ALPHABET = b"ACGTN"
@@ -97,12 +98,7 @@ def matrix(name: str, gap_open: int = 11, gap_extend: int = 1) -> Scoring:
         text = (resources.files("seqsift.alignment") / "matrices" / name.upper()).read_text()
         return _parse(text, name.upper(), gap_open, gap_extend)
     if os.path.exists(name):
-        try:
-            with open(name, encoding="utf-8", errors="replace") as f:
-                text = f.read(1 << 20)
-        except OSError as exc:
-            raise UsageError(f"{name}: cannot read the matrix file ({exc.strerror})") from None
-        return _parse(text, name, gap_open, gap_extend)
+        return _parse(read_small(name, 1 << 20).decode("utf-8", errors="replace"), name, gap_open, gap_extend)
     raise UsageError(f"--matrix {name}: not a file, nor one of {', '.join(MATRICES)}")
 
 

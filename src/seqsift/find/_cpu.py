@@ -95,7 +95,8 @@ def _scan_range(text, pattern, fail, probes, lo, hi, out, n, store):
         else:
             mask = uint64(0)
             for j in range(hi - i):
-                if (text[i + probes[0] + j] == b0) & (text[i + probes[1] + j] == b1) & (text[i + probes[2] + j] == b2) & (text[i + probes[3] + j] == b3):
+                if ((text[i + probes[0] + j] == b0) & (text[i + probes[1] + j] == b1)
+                        & (text[i + probes[2] + j] == b2) & (text[i + probes[3] + j] == b3)):
                     mask |= uint64(1) << uint64(j)
             nxt = hi
         while mask != 0:

@@ -15,12 +15,12 @@ back of chunk k-1 overlap, and inputs larger than GPU memory work.
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import dataclass
 from typing import Callable, Iterator
 
 import numpy as np
 from numba import cuda, int32, int64, uint8
 
+from seqsift.backend import GpuConfig
 from seqsift.errors import BackendUnavailable
 from seqsift.find.kmp import kmp_step
 from seqsift.find.plan import SearchPlan
@@ -29,18 +29,6 @@ MAX_PATTERN = 2048
 MAX_THREADS_PER_BLOCK = 1024
 
 _kmp_step = cuda.jit(device=True)(kmp_step)
-
-
-@dataclass(frozen=True)
-class GpuConfig:
-    """Launch and pipeline sizes. Tests shrink them to run under the simulator."""
-
-    threads_per_block: int = 256
-    blocks_per_sm: int = 8
-    streams: int = 3  # 1 runs chunks one after another: the no-overlap baseline
-    out_capacity: int = 1 << 16
-    # The simulator reports no multiprocessor count; launches there use this many.
-    fallback_sms: int = 1
 
 
 @cuda.jit

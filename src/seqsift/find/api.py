@@ -17,16 +17,16 @@ from typing import BinaryIO, Callable, Iterator, Union
 import numpy as np
 
 from seqsift import backend as backends
-from seqsift.errors import UsageError
+from seqsift.errors import InputError, UsageError
 from seqsift.find.plan import SearchPlan, make_plan, reverse_complement
-from seqsift.find.pack import FilePack, regular_size
 from seqsift.io.chunks import ArrayStream, ChunkReader, iter_chunks
 from seqsift.io.fastx import FOLD, SequenceBatch, read_batches
 from seqsift.io.openers import display_name, open_binary
+from seqsift.io.pack import Filled, PackedObject, Packer, regular_size
 
 DEFAULT_CHUNK_SIZE = 64 << 20
 SAMPLE_BYTES = 1 << 20
-# Files up to this size are searched packed together (find.pack); larger ones stream alone.
+# Files up to this size are searched packed together (io.pack); larger ones stream alone.
 PACK_FILE_MAX = 1 << 20
 Source = Union[bytes, bytearray, memoryview, np.ndarray, str, os.PathLike, BinaryIO]
 Progress = Callable[[int], None]
@@ -118,7 +118,7 @@ class FindJob:
         self._buffers: list[np.ndarray] | None = None  # streaming buffers, reused file after file
         self._cpu_searchers: dict = {}
         self._gpu_searchers: dict = {}
-        self._pack: FilePack | None = None
+        self._pack: np.ndarray | None = None  # the buffer small files are packed into
         self._pool = ThreadPoolExecutor(self.threads, thread_name_prefix="seqsift") if self.threads > 1 else None
 
     def close(self) -> None:
@@ -162,47 +162,64 @@ class FindJob:
             for path in paths:
                 yield path, self.offsets(path, count_only, progress)
             return
-        pack = self._file_pack()
+        small: list[tuple[str, int]] = []
         for path in paths:
             size = regular_size(path)
-            if size is not None and size <= min(PACK_FILE_MAX, pack.buffer.size):
-                if size > pack.room():
-                    yield from self._search_pack(pack, count_only, progress)
-                if pack.add(path, size):
-                    continue
-            yield from self._search_pack(pack, count_only, progress)
+            if size is not None and size <= PACK_FILE_MAX:
+                small.append((path, size))
+                continue
+            yield from self._search_packed(small, count_only, progress)
+            small = []
             yield path, self.offsets(path, count_only, progress)
-        yield from self._search_pack(pack, count_only, progress)
+        yield from self._search_packed(small, count_only, progress)
 
-    def _file_pack(self) -> FilePack:
+    def _pack_buffer(self) -> np.ndarray:
         """The job's buffer of whole files: many packed by search_files, or one small file."""
         if self._pack is None:
-            self._pack = FilePack(self.chunk_size)
+            self._pack = np.empty(self.chunk_size, np.uint8)
         return self._pack
 
-    def _search_pack(self, pack: FilePack, count_only: bool, progress: Progress | None):
-        if not len(pack):
+    def _search_packed(self, paths: list[tuple[str, int]], count_only: bool, progress: Progress | None):
+        """(path, iterator of its one result) per (path, size), the files packed into the job's buffer
+        (io.pack) and each buffer searched in one call; a file cut between two buffers has its
+        parts joined."""
+        if not paths:
             return
         m = len(self.pattern)
-        text = pack.buffer[: pack.used]
+        packer = Packer((PackedObject(k, p, p, size=n) for k, (p, n) in enumerate(paths)), self.chunk_size, m - 1)
+        parts: list = []
+        try:
+            while (filled := packer.fill(self._pack_buffer())) is not None:
+                for segment, result in zip(filled.segments, self._search_filled(filled, count_only)):
+                    parts.append(result)
+                    if segment.last:
+                        if segment.obj.error:
+                            raise InputError(display_name(segment.obj.path), segment.obj.error)
+                        joined = sum(parts) if count_only else np.concatenate(parts)
+                        parts = []
+                        yield segment.obj.path, iter([joined])
+                if progress:
+                    progress(sum(s.hi - s.lo - (s.new_from - s.file_offset) for s in filled.segments))
+        finally:
+            packer.close()
+
+    def _search_filled(self, filled: Filled, count_only: bool) -> list:
+        """Per segment of a packed buffer: its match count, or the file offsets of its matches."""
+        m = len(self.pattern)
+        text = filled.buffer[: filled.n]
         searcher = self._cpu_searcher(self._plan(self.pattern, text))
-        files, los, his = pack.ranges(m)
+        starts, ends = filled.bounds()
+        his = ends - m + 1
+        keep = np.flatnonzero(his > starts)
         if count_only:
-            counts = np.zeros(len(pack), np.int64)
-            counts[files] = searcher.count_ranges(text, los, his)
-            results = [[int(c)] for c in counts]
-        else:
-            found = searcher.positions(text, los, his)
-            starts = np.asarray(pack.starts, np.int64)
-            cuts = np.searchsorted(found, starts)
-            ends = np.append(cuts[1:], found.size)
-            results = [[found[a:b] - s] for a, b, s in zip(cuts, ends, starts)]
-        paths = list(pack.paths)
-        if progress:
-            progress(pack.used)
-        pack.clear()
-        for path, result in zip(paths, results):
-            yield path, iter(result)
+            counts = np.zeros(starts.size, np.int64)
+            counts[keep] = searcher.count_ranges(text, starts[keep], his[keep])
+            return [int(c) for c in counts]
+        found = searcher.positions(text, starts[keep], his[keep])
+        cuts = np.searchsorted(found, starts)
+        ends = np.append(cuts[1:], found.size)
+        shift = np.asarray([s.file_offset - s.lo for s in filled.segments], np.int64)
+        return [found[a:b] + d for a, b, d in zip(cuts, ends, shift)]
 
     def _cpu_chunks(self, source: Source, data: np.ndarray | None) -> Iterator[tuple[int, np.ndarray]]:
         if data is not None:  # in memory: chunks are views, nothing is copied
@@ -211,13 +228,16 @@ class FindJob:
                 yield base, data[base : base + step + len(self.pattern) - 1]
             return
         size = regular_size(source) if isinstance(source, (str, os.PathLike)) else None
-        pack = self._file_pack()
-        if size is not None and size <= self.chunk_size and not len(pack):  # one read, no reader thread
-            if pack.add(os.fspath(source), size):
-                try:
-                    yield 0, pack.buffer[: pack.used]
-                finally:
-                    pack.clear()
+        if size is not None and size <= self.chunk_size:  # one read, no reader thread
+            path = os.fspath(source)
+            packer = Packer(iter([PackedObject(0, path, path)]), self.chunk_size, 0)
+            try:
+                filled = packer.fill(self._pack_buffer())
+                whole = filled is not None and filled.segments[-1].last and not filled.segments[-1].obj.error
+            finally:
+                packer.close()
+            if whole:  # else it grew, or a read failed: the reader below says so
+                yield 0, filled.buffer[: filled.n]
                 return
         with self._reader(source, None) as reader:
             if self._buffers is None or self._buffers[0].size != reader.buffer_size:
@@ -315,7 +335,8 @@ class FindJob:
 
     def _gpu_searcher(self, plan: SearchPlan):
         """One GpuSearcher per pattern for the whole job, so its device buffers are reused."""
-        from seqsift.find._gpu import GpuConfig, GpuSearcher
+        from seqsift.backend import GpuConfig
+        from seqsift.find._gpu import GpuSearcher
 
         key = plan.pattern.tobytes()
         if key not in self._gpu_searchers:

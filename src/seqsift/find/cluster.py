@@ -18,7 +18,7 @@ import numpy as np
 from seqsift import distributed
 from seqsift.errors import InputError, UsageError
 from seqsift.find.api import FindJob, RecordHits, Source, memory_view, ReadOnly
-from seqsift.find.pack import regular_size
+from seqsift.io.pack import regular_size
 from seqsift.io.chunks import ChunkReader
 from seqsift.io.fastx import read_batches
 from seqsift.io.openers import display_name, open_binary

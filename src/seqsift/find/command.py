@@ -5,14 +5,13 @@ from __future__ import annotations
 import argparse
 import sys
 
-from seqsift import __version__
-from seqsift import backend as backends
 from seqsift import distributed
 from seqsift.errors import InputError, UsageError
 from seqsift.find.api import DEFAULT_CHUNK_SIZE, FindJob, as_pattern
-from seqsift.find.pack import regular_size
+from seqsift.io.pack import regular_size
 from seqsift.io.openers import STDIN, check_readable
-from seqsift.io.writers import RowWriter, atomic_output
+from seqsift.io.provenance import Provenance
+from seqsift.io.writers import RowWriter, open_output
 from seqsift.progress import Progress
 
 
@@ -63,9 +62,8 @@ def run(args: argparse.Namespace) -> int:
             sys.stderr.write(f"seqsift find: error: {exc}\n")
     found = False
     with FindJob(pattern, backend=args.backend, threads=args.threads, chunk_size=args.chunk_size) as job, \
-            atomic_output(args.output) as out:
-        provenance = {"seqsift": __version__, "command": ["seqsift", *sys.argv[1:]], "backend": job.backend,
-                      "device": backends.describe(job.backend), "threads": job.threads}
+            open_output(args.output) as out:
+        provenance = Provenance(job.backend).as_dict(threads=job.threads)
         writer = RowWriter(out, fields, "json" if args.json else "tsv", provenance)
         progress = Progress("find", None, enabled=not args.quiet)
         if progress.enabled and not args.fasta:  # --fasta counts bases, not file bytes

@@ -6,8 +6,6 @@ import argparse
 import contextlib
 import copy
 import os
-import shlex
-import sys
 import time
 
 
@@ -94,12 +92,12 @@ def run_search(args: argparse.Namespace) -> int:
     from seqsift.cli import EXIT_FOUND, EXIT_NONE
     from seqsift import backend as backends
     from seqsift.fmindex.api import FMIndex
-    from seqsift.fmindex.output import sam_header
     from seqsift.fmindex.read_search import ReadSearch, load, run_block
     from seqsift.fmindex.reference import READ_CODE
     from seqsift.io.openers import check_readable
     from seqsift.io.reads import read_blocks, read_reads
-    from seqsift.io.writers import atomic_output
+    from seqsift.io.provenance import Provenance, sam_header
+    from seqsift.io.writers import open_output
 
     if args.max_hits < 0:
         raise UsageError(f"--max-hits {args.max_hits}: give 0 (count only) or more")
@@ -122,9 +120,10 @@ def run_search(args: argparse.Namespace) -> int:
         else:
             job = ReadSearch(index, options, backends.resolve_unmeasured(args.backend), args.max_hits, args.format)
             results = in_order(job, read_reads(args.reads, batch_reads, READ_CODE), args.threads)
-        out = stack.enter_context(atomic_output(args.output))
+        out = stack.enter_context(open_output(args.output, sam=args.format == "sam"))
         if args.format == "sam":
-            out.write(sam_header(index.names, index.reference.lengths, shlex.join(["seqsift"] + sys.argv[1:])))
+            provenance = Provenance(backends.resolve_unmeasured(args.backend))
+            out.write(sam_header(index.names, index.reference.lengths, provenance))
         for text, hit in results:
             out.write(text)
             matched |= hit

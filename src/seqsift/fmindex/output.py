@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from seqsift import __version__
 from seqsift.fmindex.query import BatchHits
 from seqsift.io.reads import ReadBatch
 from seqsift.precompiled import Kernel
@@ -37,13 +36,6 @@ def tsv(batch: ReadBatch, found: BatchHits, record: np.ndarray, position: np.nda
     used = _FORMAT_TSV(batch.raw, batch.name_lo, batch.name_hi, found.counts, found.offsets, record, position,
                        found.strand, names[0], names[1], out)
     return out[:used].tobytes()
-
-
-def sam_header(names: list[str], lengths: np.ndarray, command_line: str) -> bytes:
-    lines = ["@HD\tVN:1.6\tSO:unsorted"]
-    lines += [f"@SQ\tSN:{n}\tLN:{int(length)}" for n, length in zip(names, lengths)]
-    lines.append(f"@PG\tID:seqsift\tPN:seqsift\tVN:{__version__}\tCL:{command_line}")
-    return ("\n".join(lines) + "\n").encode()
 
 
 _COMP = np.arange(256, dtype=np.uint8)

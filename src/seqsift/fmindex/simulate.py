@@ -15,7 +15,7 @@ import numpy as np
 
 from seqsift.errors import UsageError
 from seqsift.fmindex.reference import load_reference
-from seqsift.io.writers import atomic_output
+from seqsift.io.writers import open_output
 
 _LETTERS = np.frombuffer(b"ACGT", np.uint8)
 MAX_TRIES = 64
@@ -105,7 +105,7 @@ def add_parser(sub, parent) -> None:
 def run(args: argparse.Namespace) -> int:
     chunks = simulate_chunks(args.reference, args.reads, args.length, args.max_length, args.found_fraction,
                              args.error_rate, args.seed)
-    with atomic_output(args.output) as out:
+    with open_output(args.output) as out:
         for reads in chunks:
             if args.fasta:
                 out.write(b"".join(b">%s\n%s\n" % (h.encode(), s) for h, s in reads))

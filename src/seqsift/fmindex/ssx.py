@@ -187,8 +187,10 @@ def _check(name: str, header: dict, v: dict[str, np.ndarray], full: bool) -> Loa
     need(v["packed"].shape == (-(-n // 4),), "packed reference length")
     starts, lengths, gaps = v["starts"], v["lengths"], v["gaps"]
     need(len(names) >= 1 and starts.shape == lengths.shape == (len(names),), "record table")
-    need(np.all(lengths >= 0) and starts[0] == 0 and np.array_equal(starts[1:], (starts + lengths + 1)[:-1]) and starts[-1] + lengths[-1] + 1 == n, "record offsets")
-    need(gaps.ndim == 2 and gaps.shape[1] == 2 and np.all(gaps[:, 0] < gaps[:, 1]) and np.all(gaps[1:, 0] > gaps[:-1, 1]) and (gaps.size == 0 or (gaps[0, 0] >= 0 and gaps[-1, 1] == n)), "gap runs")
+    need(np.all(lengths >= 0) and starts[0] == 0 and np.array_equal(starts[1:], (starts + lengths + 1)[:-1])
+         and starts[-1] + lengths[-1] + 1 == n, "record offsets")
+    need(gaps.ndim == 2 and gaps.shape[1] == 2 and np.all(gaps[:, 0] < gaps[:, 1]) and np.all(gaps[1:, 0] > gaps[:-1, 1])
+         and (gaps.size == 0 or (gaps[0, 0] >= 0 and gaps[-1, 1] == n)), "gap runs")
     reference = Reference(text=None, names=names, starts=starts, lengths=lengths)
     arrays = IndexArrays(blocks=blocks, C=C, samples=samples, kmer_table=table, packed=v["packed"], gaps=gaps,
                          n=n, sa_sample=s, repeat_sample=repeat_sample, repeat_window=window, kmer=k)

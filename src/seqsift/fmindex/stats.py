@@ -141,9 +141,9 @@ def add_parser(sub, parent) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from seqsift.io.writers import atomic_output
+    from seqsift.io.writers import open_output
 
     text = report(FMIndex.load(args.index), args.reads)
-    with atomic_output(args.output) as out:
+    with open_output(args.output) as out:
         out.write(text.encode())
     return 0

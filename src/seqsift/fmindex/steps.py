@@ -2,8 +2,9 @@
 written once and compiled for the CPU (_cpu.py: njit) and the GPU (_gpu.py: cuda device
 functions), each over its own target's popcount, as find/kmp.py does for the KMP step.
 
-Numba's on-disk cache keys _cpu.py's kernels on _cpu.py alone: after editing this file in a
-checkout, touch _cpu.py (or delete its __pycache__/*.nbi) so they compile again."""
+Numba's on-disk cache keys _cpu.py's kernels on _cpu.py alone: after this file changes, `make`
+drops every cached kernel (the Makefile's .kernels step) so they compile again; outside make,
+delete src/seqsift/fmindex/__pycache__/*.nbi."""
 
 from numba import int64, uint64
 

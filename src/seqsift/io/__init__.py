@@ -1,11 +1,12 @@
 """The one streaming layer every engine reads through and writes with."""
 
 from seqsift.io.chunks import ArrayStream, ChunkReader, iter_chunks
-from seqsift.io.fastx import SequenceBatch, read_batches
-from seqsift.io.openers import open_binary, open_decompressed
-from seqsift.io.writers import atomic_output
+from seqsift.io.fastx import SequenceBatch, read_batches, record_batches
+from seqsift.io.openers import STDIN, open_binary, open_decompressed, spooled_stdin
+from seqsift.io.writers import atomic_output, open_output
 
 __all__ = [
+    "STDIN",
     "ArrayStream",
     "ChunkReader",
     "SequenceBatch",
@@ -13,5 +14,8 @@ __all__ = [
     "iter_chunks",
     "open_binary",
     "open_decompressed",
+    "open_output",
     "read_batches",
+    "record_batches",
+    "spooled_stdin",
 ]

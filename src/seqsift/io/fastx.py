@@ -248,3 +248,30 @@ def read_batches(
     finally:
         if str(source) != STDIN:  # never close the process's stdin
             stream.close()
+
+
+def record_batches(source: str | os.PathLike, batch_bases: int = 16 << 20) -> Iterator[list[tuple[str, bytes]]]:
+    """Whole records as (name, upper-cased sequence), in lists of about `batch_bases` bases: the
+    batches of read_batches with a record cut across batches joined again, for consumers that need
+    every record whole (a database sequence to align against). A list holds at least one record,
+    so one record longer than `batch_bases` is a list of its own."""
+    done: list[tuple[str, bytes]] = []
+    size = 0
+    name, pieces, record = "", [], -1
+    for batch in read_batches(source, batch_bases):
+        for i, piece_record in enumerate(batch.record.tolist()):
+            piece = batch.seq[batch.bounds[i] : batch.bounds[i + 1]].tobytes()
+            if piece_record == record:
+                pieces.append(piece)
+                continue
+            if record >= 0:
+                done.append((name, b"".join(pieces)))
+                size += len(done[-1][1])
+                if size >= batch_bases:
+                    yield done
+                    done, size = [], 0
+            name, pieces, record = batch.names[i], [piece], piece_record
+    if record >= 0:
+        done.append((name, b"".join(pieces)))
+    if done:
+        yield done

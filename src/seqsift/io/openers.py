@@ -7,18 +7,21 @@ named .fa still reads and a plain file named .gz is not misread.
 from __future__ import annotations
 
 import bz2
+import contextlib
 import io
 import lzma
 import os
+import shutil
 import stat
 import sys
-from typing import BinaryIO
+import tempfile
+from typing import BinaryIO, Iterator
 
 from isal import igzip, isal_zlib
 
 from seqsift.errors import FormatError, InputError
 
-STDIN = "-"
+STDIN = "-"  # the name that means standard input, wherever a path is taken
 _MAGIC = ((b"\x1f\x8b", "gzip"), (b"BZh", "bzip2"), (b"\xfd7zXZ\x00", "xz"))
 PIECE = 256 << 10  # read_or_raise's read size: what a failing decompressor may lose
 DECOMPRESSION_ERRORS = (EOFError, OSError, isal_zlib.error, lzma.LZMAError, ValueError)
@@ -55,6 +58,18 @@ def open_binary(path: str | os.PathLike) -> BinaryIO:
         return open(p, "rb", buffering=0)
     except OSError as exc:
         raise InputError(p, exc.strerror or str(exc)) from None
+
+
+def read_small(path: str | os.PathLike, limit: int) -> bytes:
+    """Up to `limit` bytes of a small file read whole (a scoring matrix), errors naming the path."""
+    stream = open_binary(path)
+    try:
+        return stream.read(limit)
+    except OSError as exc:
+        raise InputError(display_name(path), f"read failed: {exc.strerror or exc}") from None
+    finally:
+        if stream is not sys.stdin.buffer:
+            stream.close()
 
 
 def sniff_compression(head: bytes) -> str | None:
@@ -98,3 +113,30 @@ def read_or_raise(stream: BinaryIO, size: int, path: str, line: int = 0) -> byte
 def decompression_failed(path: str, line: int, exc: BaseException) -> FormatError:
     """The error for a stream that broke (truncated, corrupt, a read failure) at `line`."""
     return FormatError(display_name(path), line, f"cannot read or decompress: {exc}")
+
+
+def spool_stdin(directory: str | None = None) -> str:
+    """Standard input copied to a temporary file, for consumers that need a size (scan's EOF-n
+    offsets) or to read their input more than once (align's database in parts). The caller
+    deletes it; spooled_stdin does that itself."""
+    fd, tmp = tempfile.mkstemp(prefix="seqsift-stdin.", dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            shutil.copyfileobj(sys.stdin.buffer, out, 1 << 20)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+    return tmp
+
+
+@contextlib.contextmanager
+def spooled_stdin(path: str | os.PathLike) -> Iterator[str | os.PathLike]:
+    """`path` itself, or for STDIN a spool file of standard input, removed afterwards."""
+    if str(path) != STDIN:
+        yield path
+        return
+    tmp = spool_stdin()
+    try:
+        yield tmp
+    finally:
+        os.unlink(tmp)

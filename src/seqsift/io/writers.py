@@ -1,7 +1,9 @@
-"""Writers shared by the API and the CLI: atomic output files, TSV and JSON Lines rows.
+"""Writers shared by the API and the CLI: atomic output files, outputs chosen by name (.gz, .bam),
+TSV and JSON Lines rows.
 
 An output file is written under a temporary name beside its target and renamed
-only when the run succeeds, so a failed or interrupted run leaves no half file.
+only when the run succeeds, so a failed or interrupted run leaves no half file;
+a file replaced this way keeps its permission bits.
 """
 
 from __future__ import annotations
@@ -14,7 +16,9 @@ import sys
 import tempfile
 from typing import BinaryIO, Iterable, Iterator, Sequence
 
-from seqsift.errors import OutputError
+from isal import igzip
+
+from seqsift.errors import OutputError, UsageError
 
 FORMATS = ("tsv", "json")
 
@@ -40,14 +44,51 @@ def atomic_output(path: str | os.PathLike | None) -> Iterator[BinaryIO]:
     try:
         with os.fdopen(fd, "wb", buffering=1 << 20) as out:
             yield out
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
+        os.chmod(tmp, _mode_for(target))
         os.replace(tmp, target)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+def _mode_for(target: str) -> int:
+    """The permission bits of the file being replaced, or a new file's (0666 less the umask)."""
+    try:
+        return stat.S_IMODE(os.stat(target).st_mode)
+    except FileNotFoundError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
+
+
+def output_kind(path: str | os.PathLike | None) -> str:
+    """What an output's name asks for: "gzip" (.gz), "bam" (.bam) or "plain" (anything else, stdout)."""
+    name = "" if path is None else os.fspath(path).lower()
+    return "gzip" if name.endswith(".gz") else "bam" if name.endswith(".bam") else "plain"
+
+
+@contextlib.contextmanager
+def open_output(path: str | os.PathLike | None, sam: bool = False, option: str = "-o") -> Iterator[BinaryIO]:
+    """A command's output stream, written atomically (atomic_output) in the form its name asks for:
+    NAME.gz gzip, NAME.bam BAM (only where the output is SAM text, which the stream then encodes;
+    elsewhere a UsageError naming `option`), anything else as written."""
+    kind = output_kind(path)
+    if kind == "bam" and not sam:
+        raise UsageError(f"{option} {os.fspath(path)}: BAM holds SAM records and this output is not SAM; "
+                         "choose another name (NAME.gz for gzip)")
+    with atomic_output(path) as out:
+        if kind == "plain":
+            yield out
+            return
+        if kind == "gzip":
+            stream = igzip.IGzipFile(fileobj=out, mode="wb")
+        else:
+            from seqsift.io.bam import BamWriter
+
+            stream = BamWriter(out, os.fspath(path))
+        yield stream
+        stream.close()  # only on success: a failed run's partial stream is dropped with its temp file
 
 
 class RowWriter:

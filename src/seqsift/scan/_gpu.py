@@ -7,20 +7,13 @@ first (4 bytes), so a caller past its block threshold never reads the candidates
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 
 import numpy as np
 from numba import cuda, uint32
 
+from seqsift.backend import GpuConfig
 from seqsift.scan._cpu import PAD
 from seqsift.scan.table import KeyTagTable
-
-
-@dataclass
-class GpuConfig:
-    threads_per_block: int = 256
-    blocks: int = 4096  # grid-stride beyond this; the simulator tests shrink both
-    capacity: int = 1 << 20  # candidates a launch can hold before it is rerun larger
 
 
 @cuda.jit

@@ -6,7 +6,8 @@ import os
 from typing import Callable, Iterable, Union
 
 from seqsift.errors import InputError, UsageError
-from seqsift.scan.objects import ScanObject, walk
+from seqsift.io.pack import PackedObject
+from seqsift.io.tree import walk
 from seqsift.scan.pipeline import DEFAULT_BUFFER, Scanner
 from seqsift.scan.results import ObjectResult
 from seqsift.scan.signatures import SignatureSet, from_strings, load_databases
@@ -36,7 +37,7 @@ def database_paths(signatures) -> list | None:
 
 
 def objects_of(sources: Iterable[Source], recursive: bool = False, report: Callable[[str, str], None] | None = None):
-    """ScanObjects in order: in-memory sources named <memory:k>, paths walked. A path that cannot
+    """PackedObjects in order: in-memory sources named <memory:k>, paths walked. A path that cannot
     be scanned goes to report(path, why), the same callback Scanner.scan takes, or without one is
     an InputError."""
     if report is None:
@@ -45,13 +46,13 @@ def objects_of(sources: Iterable[Source], recursive: bool = False, report: Calla
     index = 0
     for k, source in enumerate(sources):
         if isinstance(source, (bytes, bytearray, memoryview)):
-            yield ScanObject(index, f"<memory:{k}>", None, data=memoryview(source).cast("B"))
+            yield PackedObject(index, f"<memory:{k}>", None, data=memoryview(source).cast("B"))
             index += 1
             continue
         if not isinstance(source, (str, os.PathLike)):
             raise UsageError(f"cannot scan a {type(source).__name__}: give paths or bytes")
         for shown, path in walk([os.fspath(source)], recursive, report):
-            yield ScanObject(index, shown, path)
+            yield PackedObject(index, shown, path)
             index += 1
 
 

@@ -11,7 +11,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Callable, Iterator
 
-from seqsift.scan.objects import ScanObject
+from seqsift.io.pack import PackedObject
 from seqsift.scan.pipeline import Scanner
 from seqsift.scan.results import ObjectResult
 from seqsift.scan.signatures import SignatureSet, load_databases
@@ -38,7 +38,7 @@ def scanner_from_set(signatures: SignatureSet, options: dict) -> Scanner:
     return Scanner(signatures, **{"threads": 1, **options})
 
 
-def scan_objects(scanner: Scanner, objects: list[ScanObject]) -> Scanned:
+def scan_objects(scanner: Scanner, objects: list[PackedObject]) -> Scanned:
     out = Scanned([])
     files, size = scanner.stats.files, scanner.stats.bytes
     out.results = list(scanner.scan(iter(objects), lambda path, why: out.errors.append((path, why))))
@@ -46,8 +46,8 @@ def scan_objects(scanner: Scanner, objects: list[ScanObject]) -> Scanned:
     return out
 
 
-def groups(objects: Iterator[ScanObject], partition: int, by_path: bool,
-           report: Callable[[str, str], None]) -> Iterator[list[ScanObject]]:
+def groups(objects: Iterator[PackedObject], partition: int, by_path: bool,
+           report: Callable[[str, str], None]) -> Iterator[list[PackedObject]]:
     """Consecutive objects in tasks of about `partition` bytes. by_path: the workers see the
     files, which travel as absolute paths; otherwise their bytes are read here and sent."""
     group, size = [], 0

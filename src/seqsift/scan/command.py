@@ -11,10 +11,11 @@ import time
 from seqsift import __version__
 from seqsift import distributed
 from seqsift.errors import UsageError
-from seqsift.io.writers import atomic_output
+from seqsift.io.provenance import Provenance
+from seqsift.io.writers import open_output
 from seqsift.scan.api import objects_of
 from seqsift.scan.engine import DEFAULT_STRIDE, FILTERS
-from seqsift.scan.objects import STDIN, spool_stdin
+from seqsift.io.openers import STDIN, spool_stdin
 from seqsift.scan.pipeline import DEFAULT_BUFFER, MIN_BUFFERS, Scanner
 from seqsift.scan.signatures import load_databases
 
@@ -79,11 +80,10 @@ def run(args: argparse.Namespace) -> int:
     try:
         sources = [spooled if p == STDIN else p for p in paths]
         with Scanner(signatures, threads=args.threads, **_options(args)) as scanner, \
-                atomic_output(args.output) as out:
+                open_output(args.output) as out:
             _load_report(args, scanner)
             if args.json:
-                out.write(_json({"seqsift": __version__, "command": ["seqsift", *sys.argv[1:]],
-                                 "backend": scanner.backend, "signatures": len(signatures)}))
+                out.write(_json(Provenance(scanner.backend).as_dict(signatures=len(signatures))))
             word = "CANDIDATE" if args.no_verify else "FOUND"
             objects = objects_of(sources, args.recursive, report)
             results = _on_cluster(args, scanner, objects, report) if args.dask else scanner.scan(objects, report)

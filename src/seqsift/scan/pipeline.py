@@ -27,7 +27,7 @@ from seqsift.errors import UsageError
 from seqsift.scan._cpu import PAD
 from seqsift.scan.engine import DEFAULT_STRIDE, FILTERS, Engine, FilterCount, Occurrences, _merge
 from seqsift.scan.program import compile_program
-from seqsift.scan.objects import BufferFiller, Filled, ScanObject
+from seqsift.io.pack import Filled, PackedObject, Packer
 from seqsift.scan.results import Collector, ObjectResult
 from seqsift.scan.signatures import SignatureSet
 from seqsift.scan.table import SAMPLE_BYTES, TAG, stride_min_anchor
@@ -145,10 +145,10 @@ class Scanner:
         return self._full
 
     # -- the pipeline ----------------------------------------------------------------------------
-    def scan(self, objects: Iterator[ScanObject], report: Callable[[str, str], None]) -> Iterator[ObjectResult]:
+    def scan(self, objects: Iterator[PackedObject], report: Callable[[str, str], None]) -> Iterator[ObjectResult]:
         """ObjectResults in object order as each object's last buffer is verified."""
         t0 = time.perf_counter()
-        filler = BufferFiller(objects, self.buffer_size, self.carry, report)
+        filler = Packer(objects, self.buffer_size, self.carry, report, pad=PAD)
         collector = Collector(self.program, self.names, raw=not self.verify)
         alloc = lambda n: np.empty(n, np.uint8)  # noqa: E731
         if self.backend == "cuda":

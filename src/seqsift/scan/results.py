@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from seqsift.scan.engine import Occurrences
-from seqsift.scan.objects import Filled
+from seqsift.io.pack import Filled
 from seqsift.scan.program import Program
 from seqsift.scan.signatures import ANY_OFFSET, FROM_EOF, FROM_START
 

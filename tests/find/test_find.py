@@ -1,4 +1,6 @@
-"""The CPU exact-search path against the naive oracle: random, adversarial, chunked, real files."""
+"""Exact search against the naive oracle: random, adversarial, chunked, real files, on the CPU; the
+checks that hold on every backend also on the GPU kernel (tiny launches under the CUDA simulator;
+launch shapes and streams are tested in test_gpu.py beside this file)."""
 
 import gzip
 import io
@@ -10,12 +12,69 @@ from hypothesis import strategies as st
 
 import seqsift
 from seqsift.find._cpu import MIN_STARTS_TO_SPLIT, partition
+from seqsift.find._gpu import GpuConfig
+from seqsift.find.api import FindJob
 from tests import naive
-from tests.conftest import shared_file
+from tests.conftest import LAMBDA, data_file
+
+
+TINY_GPU = GpuConfig(threads_per_block=8, blocks_per_sm=2, streams=2, out_capacity=4)
 
 
 def random_text(rng, n, alphabet=b"AB"):
     return bytes(np.frombuffer(alphabet, np.uint8)[rng.integers(0, len(alphabet), n)])
+
+
+def job(backend, pattern, chunk_size):
+    """A FindJob on backend; on the GPU with tiny launches, as the simulator runs each thread in Python."""
+    return FindJob(pattern, backend=backend, chunk_size=chunk_size, gpu_config=TINY_GPU if backend == "cuda" else None)
+
+
+def offsets_and_count(backend, pattern, text, chunk_size):
+    with job(backend, pattern, chunk_size) as j:
+        parts = list(j.offsets(text, count_only=False))
+        count = sum(j.offsets(text, count_only=True))
+    return (np.concatenate(parts) if parts else np.empty(0, np.int64)).tolist(), count
+
+
+def test_random_binary_text_many_chunks(rng, backend):
+    """Chunks far smaller than the text: the buffers (on the GPU, the stream slots) are reused many times."""
+    for _ in range(3):
+        text = bytes(rng.integers(0, 2, 900).astype(np.uint8) + 65)
+        pattern = text[400 : 400 + int(rng.integers(1, 6))]
+        want = naive.find_all(text, pattern)
+        assert offsets_and_count(backend, pattern, text, chunk_size=int(rng.integers(20, 200))) == (want, len(want))
+
+
+def test_adversarial_and_edge_cases(backend):
+    cases = [(b"a" * 40, b"a" * 400), (b"abc", b"ab"), (b"x", b""), (b"aab", b"aaab" * 50), (b"\x00\xff", bytes(range(256)) * 2)]
+    for pattern, text in cases:
+        want = naive.find_all(text, pattern)
+        assert offsets_and_count(backend, pattern, text, chunk_size=256) == (want, len(want))
+
+
+def test_records_match_the_oracle(tmp_path, backend):
+    path = tmp_path / "r.fa"
+    path.write_text(">a\nACGTACGTAC\nGTAC\n>b\nGTACGT\n>c\nAC\n")
+    records = naive.read_records(path)
+    for pattern in ("GTAC", "ACG", "CGTA"):
+        want = naive.record_hits(records, pattern, revcomp=True)
+        with job(backend, pattern.encode(), chunk_size=1 << 20) as j:
+            assert [hit for part in j.record_hits(path, revcomp=True, count_only=False) for hit in part] == want
+            assert sum(j.record_hits(path, revcomp=True, count_only=True)) == len(want)
+
+
+def test_one_job_many_sources_and_an_abandoned_run(rng, backend):
+    """Buffers (on the GPU, device buffers) are reused across sources; a run left halfway leaves nothing behind."""
+    texts = [bytes(rng.integers(0, 2, int(rng.integers(50, 400))).astype(np.uint8) + 65) for _ in range(3)]
+    with job(backend, b"ABA", chunk_size=40) as j:
+        abandoned = j.offsets(texts[0], count_only=False)
+        next(abandoned)
+        abandoned.close()
+        for text in texts:
+            want = naive.find_all(text, b"ABA")
+            assert np.concatenate(list(j.offsets(text, count_only=False))).tolist() == want
+            assert sum(j.offsets(text, count_only=True)) == len(want)
 
 
 @settings(max_examples=300, deadline=None)
@@ -123,23 +182,23 @@ def test_bad_arguments_are_named():
 
 def test_real_genome_bytes(threads):
     """The Klebsiella genome as plain text, patterns of 8, 20 and 100 bytes present and absent."""
-    text = gzip.open(shared_file("klebsiella_HS11286.fa.gz")).read()
-    for pattern in (text[100_000:100_008], text[2_000_000:2_000_020], text[3_000_000:3_000_100], b"ACGTTGCA" * 3, b"\x00\x01"):
+    text = gzip.open(data_file("klebsiella_HS11286.fa.gz")).read()
+    for pattern in (text[1_000:1_008], text[100_000:100_020], text[150_000:150_100], b"ACGTTGCA" * 3, b"\x00\x01"):
         want = naive.find_all_fast(text, pattern)
-        assert seqsift.find(pattern, text, backend="cpu", threads=threads, chunk_size=1 << 20).tolist() == want
+        assert seqsift.find(pattern, text, backend="cpu", threads=threads, chunk_size=1 << 15).tolist() == want
 
 
 def test_real_genome_records(threads):
-    path = shared_file("klebsiella_HS11286.fa.gz")
+    path = data_file("klebsiella_HS11286.fa.gz")
     records = naive.read_records(path)
-    for pattern in ("GAATTC", "acgtacgt", "TTTTTTTTTTTTTT", records[3][1][100:130]):
+    for pattern in ("GAATTC", "acgtacgt", "TTTTTTTTTTTTTT", records[1][1][100:130]):  # records[1]: a plasmid
         want = naive.record_hits(records, pattern, revcomp=True)
-        hits = seqsift.find_records(pattern, path, revcomp=True, backend="cpu", threads=threads, chunk_size=1 << 20)
+        hits = seqsift.find_records(pattern, path, revcomp=True, backend="cpu", threads=threads, chunk_size=1 << 15)
         assert list(hits) == want
 
 
 def test_records_of_fastq_reads():
-    path = shared_file("lambda_reads_1.fq.gz")
+    path = data_file("lambda_reads_1.fq.gz")
     records = naive.read_records(path)
     for pattern in ("GATC", "GGGCGGCGACCTCGCG"):
         want = naive.record_hits(records, pattern, revcomp=True)
@@ -164,4 +223,4 @@ def test_record_matches_never_span_records_or_pieces(tmp_path, rng):
 
 def test_record_pattern_must_be_sequence_letters():
     with pytest.raises(seqsift.SeqsiftError, match="sequence letters"):
-        seqsift.find_records("AC GT", shared_file("lambda_virus.fa.gz"))
+        seqsift.find_records("AC GT", LAMBDA)

@@ -14,7 +14,7 @@ from seqsift.io.chunks import ArrayStream, ChunkReader, iter_chunks
 from seqsift.io import fastx
 from seqsift.io.fastx import read_batches
 from tests import naive
-from tests.conftest import shared_file
+from tests.conftest import LAMBDA, data_file
 
 FASTA = b">chr1 first\nACGTn\nacg\r\n>chr2\n\n>chr3 x y\nTTTT\nGG\n"
 
@@ -52,10 +52,9 @@ def test_long_records_are_cut_with_overlap(tmp_path, rng):
 
 
 def test_real_files_parse_like_the_oracle():
-    for name in ("lambda_virus.fa.gz", "klebsiella_HS11286.fa.gz", "lambda_reads_1.fq.gz", "lambda_longreads.fq.gz"):
-        path = shared_file(name)
+    for path in (LAMBDA, *map(data_file, ("klebsiella_HS11286.fa.gz", "lambda_reads_1.fq.gz", "lambda_longreads.fq.gz"))):
         want = naive.read_records(path)
-        assert records_of(path, batch_bases=1 << 20, overlap=31) == want, name
+        assert records_of(path, batch_bases=1 << 14, overlap=31) == want, path
 
 
 def test_fastq(tmp_path):

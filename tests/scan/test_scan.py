@@ -7,7 +7,6 @@ import gzip
 import random
 
 import ahocorasick
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,15 +15,16 @@ from hypothesis import strategies as st
 
 from seqsift.errors import FormatError
 from seqsift.scan._cpu import PAD
-from seqsift.scan.api import scan
+from seqsift.scan._gpu import GpuConfig
+from seqsift.scan.api import objects_of, scan
 from seqsift.scan.engine import Engine, FilterCount
 from seqsift.scan.pipeline import Scanner
 from seqsift.scan.signatures import FROM_EOF, FROM_START, from_strings, load_databases, parse_hex_signature
 from seqsift.scan.table import build_key_tag_table
 from tests import naive
+from tests.conftest import data_file
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
-
+TINY_GPU = GpuConfig(threads_per_block=16, blocks=4, capacity=8)  # the simulator runs each GPU thread in Python
 
 def random_signature(rng: random.Random, data: bytes, length: int) -> str:
     """A signature that occurs in data: a window of it written with exact bytes, nibble and
@@ -225,11 +225,23 @@ def test_thresholds_fall_back_to_the_full_pass_with_the_same_hits():
     want = engine_view(scan(objects, from_strings(sigs)))
     for block, obj in ((0, None), (10**9, 0), (10**9, 5)):
         with Scanner(from_strings(sigs), filter="table", block_threshold=block, object_threshold=obj) as scanner:
-            from seqsift.scan.api import objects_of
-
             got = engine_view(list(scanner.scan(objects_of(objects), lambda p, w: None)))
             assert got == want
             assert scanner.stats.block_fallbacks + scanner.stats.object_fallbacks > 0
+
+
+@pytest.mark.parametrize("block_threshold", [10**9, 0])
+def test_pipeline_matches_the_oracle(backend, block_threshold):
+    """The whole pipeline with each backend's key + tag table filter; block_threshold 0 sends every
+    buffer down the full pass."""
+    objects, sigs = make_case(4, alphabet=4, n_sigs=12)
+    objects = [o[:300] for o in objects]
+    want = oracle(objects, sigs)
+    with Scanner(from_strings(sigs), backend=backend, filter="table", buffer_size=512,
+                 gpu_config=TINY_GPU if backend == "cuda" else None, block_threshold=block_threshold) as scanner:
+        got = list(scanner.scan(objects_of(objects), lambda p, w: None))
+    assert_same(engine_view(got), want)
+    assert (scanner.stats.block_fallbacks > 0) == (block_threshold == 0)
 
 
 def test_signatures_without_a_fixed_run_are_kept():
@@ -241,17 +253,17 @@ def test_signatures_without_a_fixed_run_are_kept():
 @pytest.mark.parametrize("name", ["klebsiella_HS11286.fa.gz", "proteins_db.fa.gz"])
 def test_real_files_against_oracle(name):
     """Signatures cut from the real (compressed) files, scanned as raw bytes, checked by regex."""
-    data = (DATA / name).read_bytes()[: 1 << 20]
+    data = data_file(name).read_bytes()[: 1 << 20]
     rng = random.Random(name)
     sigs = [(f"s{k}", random_signature(rng, data, rng.randint(16, 48)).replace("*", "??")) for k in range(200)]
     sigs += [(f"r{k}", rng.randbytes(20).hex()) for k in range(50)]
-    got = engine_view(scan([data], from_strings(sigs), buffer_size=1 << 16, threads=2))
+    got = engine_view(scan([data], from_strings(sigs), buffer_size=1 << 12, threads=2))
     want = oracle([data], sigs)
     assert_same(got, want)
 
 
 def test_against_pyahocorasick_on_real_bytes():
-    data = gzip.decompress((DATA / "proteins_db.fa.gz").read_bytes())[: 2 << 20]
+    data = gzip.decompress(data_file("proteins_db.fa.gz").read_bytes())[: 2 << 20]
     rng = random.Random(7)
     literals = {data[a : a + rng.randint(16, 40)] for a in (rng.randrange(len(data) - 64) for _ in range(400))}
     literals = sorted(literals)

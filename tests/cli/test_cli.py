@@ -12,7 +12,7 @@ import pytest
 
 from seqsift.cli import main
 from tests import naive
-from tests.conftest import shared_file
+from tests.conftest import LAMBDA
 
 
 def run(capsysbinary, *argv):
@@ -73,7 +73,7 @@ def test_stdin(files):
 
 
 def test_fasta_revcomp_rows_and_counts(capsysbinary):
-    path = shared_file("lambda_virus.fa.gz")
+    path = LAMBDA
     records = naive.read_records(path)
     want = naive.record_hits(records, "GGATCCA", revcomp=True)
     code, out, _ = run(capsysbinary, "--fasta", "--revcomp", "ggatcca", str(path))

@@ -15,13 +15,13 @@ from seqsift.cli import main
 from seqsift.errors import InputError
 from seqsift.fmindex.api import FMIndex
 from seqsift.fmindex.ssx import ALIGN, PREAMBLE, load_index
-from tests.conftest import shared_file
+from tests.conftest import LAMBDA
 
 
 @pytest.fixture(scope="module")
 def good(tmp_path_factory):
     path = tmp_path_factory.mktemp("ssx") / "lambda.ssx"
-    FMIndex.build(shared_file("lambda_virus.fa.gz"), kmer=5).save(path)
+    FMIndex.build(LAMBDA, kmer=5).save(path)
     return path.read_bytes()
 
 
@@ -45,7 +45,7 @@ def test_round_trip_answers_the_same(tmp_path, good):
     path = tmp_path / "x.ssx"
     path.write_bytes(good)
     loaded = FMIndex.load(path)
-    built = FMIndex.build(shared_file("lambda_virus.fa.gz"), kmer=5)
+    built = FMIndex.build(LAMBDA, kmer=5)
     reads = ["GAATTC", "GGATCC", "ACGTTT", "GGGCGGCGACCTCGCGGG"]
     assert loaded.locate(reads) == built.locate(reads)
     assert (loaded.arrays.kmer, loaded.arrays.sa_sample, loaded.arrays.repeat_sample) == (5, 32, 4)

@@ -9,7 +9,7 @@ import pytest
 
 from seqsift.cli import main
 from tests import naive
-from tests.conftest import shared_file
+from tests.conftest import LAMBDA
 
 
 @pytest.fixture
@@ -124,7 +124,7 @@ def test_sam_output_is_valid_and_complete(tmp_path, reference, rng):
 
 
 def test_simulate_then_search_then_check(tmp_path):
-    genome = shared_file("lambda_virus.fa.gz")
+    genome = LAMBDA
     reads = tmp_path / "sim.fq"
     assert main(["simulate", str(genome), "-n", "400", "--length", "40", "--max-length", "60", "--found-fraction",
                  "0.8", "--error-rate", "0.01", "--seed", "3", "-o", str(reads)]) == 0
@@ -152,7 +152,7 @@ def test_simulate_then_search_then_check(tmp_path):
 
 
 def test_check_reports_a_wrong_position(tmp_path, capsys):
-    genome = shared_file("lambda_virus.fa.gz")
+    genome = LAMBDA
     seq = naive.read_records(genome)[0][1]
     reads = reads_file(tmp_path, [seq[1000:1030]])
     wrong = tmp_path / "wrong.tsv"
@@ -244,7 +244,7 @@ def test_default_index_name_and_reads_from_stdin(tmp_path):
     import sys
 
     genome = tmp_path / "lambda.fa.gz"
-    shutil.copy(shared_file("lambda_virus.fa.gz"), genome)
+    shutil.copy(LAMBDA, genome)
     assert main(["index", "-q", str(genome)]) == 0  # lambda.fa.gz -> lambda.ssx beside it
     seq = naive.read_records(genome)[0][1]
     reads = f"@a\n{seq[100:130]}\n+\n{'I' * 30}\n@b\nNNNN\n+\nIIII\n".encode()

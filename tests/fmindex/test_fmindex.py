@@ -12,7 +12,7 @@ from seqsift.fmindex.build import default_kmer, default_repeat_sample
 from seqsift.fmindex.query import SearchOptions, Searcher
 from seqsift.fmindex.reference import encode_reads
 from tests import naive
-from tests.conftest import shared_file
+from tests.conftest import LAMBDA, data_file
 
 
 @pytest.fixture
@@ -251,10 +251,10 @@ def test_default_repeat_sample_costs_at_most_128_mib():
 
 
 def test_real_genome_and_reads():
-    path = shared_file("lambda_virus.fa.gz")
+    path = LAMBDA
     records = naive.read_records(path)
     index = FMIndex.build(path)
-    reads = [seq[:30] for _, seq in naive.read_records(shared_file("lambda_reads_1.fq.gz"))[:300]]
+    reads = [seq[:30] for _, seq in naive.read_records(data_file("lambda_reads_1.fq.gz"))[:300]]
     reads += [records[0][1][i : i + 50] for i in range(0, 48_000, 997)]
     want = [naive.dna_hits(records, r) for r in reads]
     assert index.count(reads).tolist() == [len(w) for w in want]
@@ -301,7 +301,7 @@ def unmarked(arrays):
 @pytest.mark.parametrize("shortcut", ["rank", "verify"])
 def test_a_walk_past_the_sample_bound_is_an_error_not_a_hang(random_reference, shortcut):
     """Marks the loader's checks missed would send walks on forever: locate stops each at
-    sa_sample steps and reports the index inconsistent (the GPU kernel too: test_fmindex_gpu)."""
+    sa_sample steps and reports the index inconsistent (the GPU kernel too: test_gpu.py)."""
     path, records = random_reference
     index = FMIndex.build(path, sa_sample=8)
     seq = max((s for _, s in records), key=len)

@@ -1,33 +1,33 @@
-"""Objects (files) and the buffers they are packed into (GPU Gems 3, ch. 35, sections 2 and 4).
+"""Files (and in-memory objects) packed back to back into fixed-size buffers, so a tree of
+thousands of small files costs one kernel call per buffer instead of one per file.
 
-Files are laid back to back into fixed-size buffers, each buffer carrying a descriptor per
-object part (a *segment*): where it lies in the buffer and at which file offset it starts. A
-file too large for the room left continues in the next buffer, which starts with its last
-`carry` bytes again (the longest piece span minus one), so a match straddling the cut is still
-whole in one buffer; the part already seen is not reported twice (see `new_from`). Memory is the
-buffers, whatever the corpus.
+Every buffer carries a descriptor per object part (a *segment*, the object descriptors of GPU
+Gems 3, ch. 35, section 2): where it lies in the buffer and at which file offset it
+starts. A file too large for the room left continues in the next buffer, which starts with its
+last `carry` bytes again (the longest match minus one), so a match straddling the cut is still
+whole in one buffer, and one that starts in those bytes ends past the cut, so it was not whole in
+the buffer before. Buffers may be padded by `pad` bytes either side (zeros after the data) for
+kernels that read a little past their range. Memory is the buffers, whatever the corpus.
+
+`seqsift scan` packs everything this way; `seqsift find` packs runs of small files (large ones
+stream through io.chunks with a reader thread).
 """
 
 from __future__ import annotations
 
-import errno
 import os
-import shutil
 import stat
-import sys
-import tempfile
 from dataclasses import dataclass
 from typing import Callable, Iterator
 
 import numpy as np
 
-from seqsift.scan._cpu import PAD
-
-STDIN = "-"
+from seqsift.errors import InputError
+from seqsift.io.openers import STDIN, display_name
 
 
 @dataclass
-class ScanObject:
+class PackedObject:
     index: int
     path: str  # as reported
     open_path: str | None  # what is opened (a spool file for standard input)
@@ -36,9 +36,9 @@ class ScanObject:
     error: str | None = None  # set when reading failed part way
 
 
-@dataclass
+@dataclass(slots=True)
 class Segment:
-    obj: ScanObject
+    obj: PackedObject
     lo: int  # padded-buffer index of its first byte
     hi: int
     file_offset: int  # file offset of buffer[lo]
@@ -48,7 +48,7 @@ class Segment:
 
 @dataclass
 class Filled:
-    buffer: np.ndarray  # PAD + size + PAD bytes
+    buffer: np.ndarray  # pad + size + pad bytes
     n: int  # data bytes
     segments: list[Segment]
 
@@ -56,80 +56,19 @@ class Filled:
         return (np.asarray([s.lo for s in self.segments], np.int64), np.asarray([s.hi for s in self.segments], np.int64))
 
 
-def walk(paths: list[str], recursive: bool, report: Callable[[str, str], None]) -> Iterator[tuple[str, str]]:
-    """(reported path, path to open) of every regular file named or found under a directory;
-    anything else (missing, unreadable, a fifo or device, a symlink loop) goes to report() and
-    is skipped. Inside directories, symlinks to directories are not followed (clamscan's default)."""
-    for path in paths:
-        if path == STDIN:
-            yield STDIN, STDIN
-            continue
-        kind = _kind(path, report)
-        if kind == "dir":
-            if not recursive:
-                report(path, "is a directory (use -r to scan directories)")
-                continue
-            yield from _walk_dir(path, report)
-        elif kind == "file":
-            yield path, path
+class Packer:
+    """Packs objects into buffers in order; fill() is called from one thread only. An object that
+    cannot be opened goes to report(path, why) and is skipped; without a report it is an
+    InputError naming it."""
 
-
-def _walk_dir(top: str, report) -> Iterator[tuple[str, str]]:
-    def onerror(exc: OSError) -> None:
-        report(exc.filename or top, exc.strerror or str(exc))
-
-    for root, dirs, files in os.walk(top, onerror=onerror):
-        dirs.sort()
-        for name in sorted(files + [d for d in dirs if os.path.islink(os.path.join(root, d))]):
-            full = os.path.join(root, name)
-            if os.path.islink(full) and os.path.isdir(full):
-                continue
-            if _kind(full, report) == "file":
-                yield full, full
-        dirs[:] = [d for d in dirs if not os.path.islink(os.path.join(root, d))]
-
-
-def _kind(path: str, report) -> str | None:
-    try:
-        st = os.stat(path)
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            report(path, "symlink loop, skipped")
-        elif exc.errno == errno.ENOENT:
-            report(path, "no such file (or a broken symlink), skipped")
-        else:
-            report(path, f"{exc.strerror or exc}, skipped")
-        return None
-    if stat.S_ISDIR(st.st_mode):
-        return "dir"
-    if not stat.S_ISREG(st.st_mode):
-        what = "a fifo" if stat.S_ISFIFO(st.st_mode) else "a socket" if stat.S_ISSOCK(st.st_mode) else "a device"
-        report(path, f"is {what}, not a regular file, skipped")
-        return None
-    if not os.access(path, os.R_OK):
-        report(path, "permission denied, skipped")
-        return None
-    return "file"
-
-
-def spool_stdin(directory: str | None = None) -> str:
-    """Standard input copied to a temporary file, so it has a size (EOF-n offsets) and streams
-    through buffers like any file. The caller deletes it."""
-    fd, tmp = tempfile.mkstemp(prefix="seqsift-stdin.", dir=directory)
-    with os.fdopen(fd, "wb") as out:
-        shutil.copyfileobj(sys.stdin.buffer, out, 1 << 20)
-    return tmp
-
-
-class BufferFiller:
-    """Packs objects into buffers in order; fill() is called from one thread only."""
-
-    def __init__(self, objects: Iterator[ScanObject], size: int, carry: int, report: Callable[[str, str], None]):
+    def __init__(self, objects: Iterator[PackedObject], size: int, carry: int,
+                 report: Callable[[str, str], None] | None = None, pad: int = 0):
         self.objects = objects
+        self.pad = pad
         self.size = size
         self.carry = carry
         self.report = report
-        self._current: ScanObject | None = None
+        self._current: PackedObject | None = None
         self._stream = None
         self._offset = 0  # file offset of the next byte to read
         self._tail = np.empty(max(carry, 1), np.uint8)
@@ -137,9 +76,11 @@ class BufferFiller:
         self.done = False
 
     def fill(self, buf: np.ndarray) -> Filled | None:
-        """Fill buf (PAD + size + PAD bytes); None once every object has been read."""
+        """Fill buf (pad + size + pad bytes); None once every object has been read."""
+        pad = self.pad
         if self.done:
             return None
+        view = memoryview(buf)
         segments: list[Segment] = []
         used = 0
         while used < self.size:
@@ -147,26 +88,26 @@ class BufferFiller:
                 self.done = True
                 break
             obj = self._current
-            lo = PAD + used
+            lo = pad + used
             start_offset = self._offset - self._tail_len
             if self._tail_len:  # continuation: the last `carry` bytes of the previous buffer again
                 buf[lo : lo + self._tail_len] = self._tail[: self._tail_len]
                 used += self._tail_len
-            got, eof = self._read(buf, PAD + used, PAD + self.size)
+            got, eof = self._read(view[pad + used : pad + self.size])
             used += got
             self._offset += got
-            segment = Segment(obj, lo, PAD + used, start_offset, self._offset - got, eof)
+            segment = Segment(obj, lo, pad + used, start_offset, self._offset - got, eof)
             segments.append(segment)
             if eof:
                 self._close()
             else:
-                keep = min(self.carry, used - (lo - PAD))
-                self._tail[:keep] = buf[PAD + used - keep : PAD + used]
+                keep = min(self.carry, used - (lo - pad))
+                self._tail[:keep] = buf[pad + used - keep : pad + used]
                 self._tail_len = keep
                 break
         if not segments:
             return None
-        buf[PAD + used : PAD + used + PAD] = 0
+        buf[pad + used : pad + used + pad] = 0
         return Filled(buf, used, segments)
 
     def _next_object(self) -> bool:
@@ -177,17 +118,18 @@ class BufferFiller:
                     obj.size = len(obj.data)
                 else:
                     self._stream = open(obj.open_path, "rb", buffering=0)
-                    obj.size = os.fstat(self._stream.fileno()).st_size
+                    obj.size = obj.size or os.fstat(self._stream.fileno()).st_size  # a caller may know it
             except OSError as exc:
+                if self.report is None:
+                    raise InputError(display_name(obj.path), exc.strerror or str(exc)) from None
                 self.report(obj.path, f"{exc.strerror or exc}, skipped")
                 continue
             self._current, self._offset, self._tail_len = obj, 0, 0
             return True
         return False
 
-    def _read(self, buf: np.ndarray, lo: int, hi: int) -> tuple[int, bool]:
-        """Read into buf[lo:hi]; (bytes read, whether the object ended)."""
-        view = memoryview(buf)[lo:hi]
+    def _read(self, view: memoryview) -> tuple[int, bool]:
+        """Read into view; (bytes read, whether the object ended)."""
         total = 0
         while total < len(view):
             try:
@@ -205,6 +147,10 @@ class BufferFiller:
                 return total, True
             self._stream.seek(-1, os.SEEK_CUR)
         return total, False
+
+    def close(self) -> None:
+        """Close the object being read, if any (a caller that stops before the end)."""
+        self._close()
 
     def _close(self) -> None:
         if self._stream is not None:
@@ -240,3 +186,14 @@ class _MemoryStream:
 
     def close(self) -> None:
         pass
+
+
+def regular_size(path: str) -> int | None:
+    """The size of a regular file, or None for stdin, a pipe or a device (which stream instead)."""
+    if str(path) == STDIN:
+        return None
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None  # reported when it is opened
+    return st.st_size if stat.S_ISREG(st.st_mode) else None

@@ -9,15 +9,15 @@ from seqsift.alignment import _reference as ref
 from seqsift.alignment.database import score_pair
 from seqsift.cli import main
 from tests import naive
-from tests.conftest import shared_file
+from tests.conftest import LAMBDA, data_file
 
 
 @pytest.fixture(scope="module")
 def proteins(tmp_path_factory):
     """Two real queries and 150 real database proteins."""
     tmp = tmp_path_factory.mktemp("prot")
-    queries = [r for r in naive.read_records(shared_file("proteins_query.fa.gz")) if len(r[1]) >= 150][:2]
-    db = naive.read_records(shared_file("proteins_db.fa.gz"))[:150]
+    queries = [r for r in naive.read_records(data_file("proteins_query.fa.gz")) if len(r[1]) >= 150][:2]
+    db = naive.read_records(data_file("proteins_db.fa.gz"))[:150]
     db.append(("copy_of_q0", queries[0][1][10:120]))
     q_path, db_path = tmp / "q.fa", tmp / "db.fa"
     q_path.write_text("".join(f">{n} a description\n{s}\n" for n, s in queries))
@@ -53,7 +53,7 @@ def test_custom_columns_pair_and_sam(tmp_path, proteins):
     assert first[1] == "copy_of_q0" and first[3] == "110M" and first[4] == str(len(queries[0][1]))
     assert main(["align", str(q_path), str(db_path), "--top", "1", "--outfmt", "pair", "-o", str(out)]) == 0
     assert "Query        11  " in out.read_text() and "|||||" in out.read_text()
-    genome = naive.read_records(shared_file("lambda_virus.fa.gz"))[0][1]
+    genome = naive.read_records(LAMBDA)[0][1]
     rng = np.random.default_rng(4)
     reads = tmp_path / "reads.fa"
     reads.write_text("".join(f">r{i}\n{genome[p : p + 80]}\n" for i, p in enumerate(rng.integers(0, 40000, 5))))

@@ -1,9 +1,10 @@
 """The GPU alignment kernel under NUMBA_ENABLE_CUDASIM=1 (in `make test`): the packed 16-bit pair
-arithmetic gives the 32-bit reference scores. Launches are tiny: the simulator runs threads in Python."""
+arithmetic gives the 32-bit reference scores (the database search on every backend is in
+test_alignment.py). Launches are tiny: the simulator runs threads in Python."""
 
 import pytest
 
-from seqsift.alignment import Database, dna, matrix, search_database
+from seqsift.alignment import Database, dna, matrix
 from seqsift.alignment import _reference as ref
 from seqsift.alignment._gpu import GpuAligner
 from seqsift.alignment.database import score_pair
@@ -22,9 +23,3 @@ def test_packed_gpu_scores_equal_the_reference(rng, scoring):
     assert too_long.size == 0
     assert got.tolist() == [score_pair(query, t, scoring, ref.LOCAL) for t in db.codes]
 
-
-def test_scores_past_the_16_bit_guard_go_to_the_cpu():
-    scoring = dna(400, -1, 0, 2)
-    db = Database(["big", "small"], ["ACGT" * 25, "ACG"], scoring)
-    hits = search_database(["ACGT" * 25], db, top=2, backend="cuda")[0]
-    assert [(h.name, h.score) for h in hits] == [("big", 40000), ("small", 1200)]

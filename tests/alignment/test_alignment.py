@@ -14,6 +14,7 @@ from seqsift.alignment import _reference as ref
 from seqsift.alignment.database import score_pair, scores
 from seqsift.errors import FormatError, UsageError
 from tests import naive
+from tests.conftest import data_file
 
 PROTEIN = list("ARNDCQEGHILKMFPSTWYV")
 
@@ -49,7 +50,8 @@ def test_pairwise_matches_the_oracle_and_its_traceback_rescores(rng, scheme, mod
     alphabet = list("ACGT") if scoring.is_dna else PROTEIN
     for _ in range(40):
         q = "".join(rng.choice(alphabet, int(rng.integers(0, 40))))
-        t = "".join(rng.choice(alphabet, int(rng.integers(0, 40)))) if rng.random() < 0.5 else mutate(q, rng, 0.3) if scoring.is_dna else q[3:]
+        t = ("".join(rng.choice(alphabet, int(rng.integers(0, 40)))) if rng.random() < 0.5
+             else mutate(q, rng, 0.3) if scoring.is_dna else q[3:])
         a = seqsift.align(q, t, scoring, mode)
         assert a.score == oracle(q, t, scoring, mode) == rescore(a, scoring), (q, t)
         assert a.query_aligned.replace("-", "") == q[a.query_start : a.query_end]
@@ -114,6 +116,15 @@ def test_search_database_top_hits_in_order(rng, threads):
     assert [h.target for h in results[0][:2]] == [3, 7]
 
 
+def test_scores_past_the_16_bit_guard(backend):
+    """Scores past what 16-bit lanes hold are rescored in 32 bits (on the GPU, by the CPU)."""
+    scoring = dna(400, -1, 0, 2)
+    db = Database(["big", "small"], ["ACGT" * 25, "ACG"], scoring)
+    hits = search_database(["ACGT" * 25], db, top=2, backend=backend)[0]
+    want = [oracle("ACGT" * 25, t, scoring, "local") for t in ("ACGT" * 25, "ACG")]
+    assert [(h.name, h.score) for h in hits] == [("big", want[0]), ("small", want[1])] and want[0] > 1 << 15
+
+
 def test_global_and_semiglobal_database_search(rng):
     scoring = dna(2, -3, 5, 2)
     seqs = ["".join(rng.choice(list("ACGT"), int(rng.integers(5, 50)))) for _ in range(10)]
@@ -175,8 +186,9 @@ def test_scoring_conventions_and_errors(tmp_path):
 def test_pairs_that_striped_kernels_under_score():
     """Found by searching random ~1 kbp DNA pairs at 10% divergence (linear gap 2) for pairs where
     parasail's sw_striped_16 scores below the optimum (tests/data/linear_gap_pairs.fa records both)."""
-    records = naive.read_records("tests/data/linear_gap_pairs.fa")
-    headers = [line[1:].split() for line in open("tests/data/linear_gap_pairs.fa") if line.startswith(">")]
+    path = data_file("linear_gap_pairs.fa")
+    records = naive.read_records(path)
+    headers = [line[1:].split() for line in open(path) if line.startswith(">")]
     scoring = dna(1, -1, 0, 2)
     assert len(records) >= 4
     for k in range(0, len(records), 2):

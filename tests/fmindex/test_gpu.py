@@ -9,7 +9,8 @@ from seqsift.fmindex.api import FMIndex
 from seqsift.fmindex.query import SearchOptions
 from seqsift.fmindex.reference import encode_reads
 from tests import naive
-from tests.test_fmindex import unmarked
+
+from .test_fmindex import unmarked
 
 pytestmark = pytest.mark.cuda
 

@@ -1,0 +1,48 @@
+"""Where an output came from, said once for every output form: the seqsift version, the backend
+and device that computed it, and the command line (bwa's @PG header line; the JSON outputs' first
+object). Both forms are built here, so SAM, BAM and JSON Lines never disagree."""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from dataclasses import dataclass, field
+
+from seqsift import __version__
+
+
+def command_line() -> list[str]:
+    """This process's command line as the user typed it, program named `seqsift`."""
+    return ["seqsift", *sys.argv[1:]]
+
+
+@dataclass(frozen=True)
+class Provenance:
+    backend: str  # "cpu" or "cuda" as resolved
+    command: list[str] = field(default_factory=command_line)
+    version: str = __version__
+
+    @property
+    def device(self) -> str:
+        from seqsift.backend import describe
+
+        return describe(self.backend)
+
+    def as_dict(self, **extra) -> dict:
+        """The JSON Lines opening object: {"seqsift": version, "command": [...], "backend", "device", **extra}."""
+        return {"seqsift": self.version, "command": list(self.command), "backend": self.backend,
+                "device": self.device, **extra}
+
+    def pg_line(self) -> str:
+        """SAM's @PG line: the program, its version, the command line, and backend and device as DS."""
+        return (f"@PG\tID:seqsift\tPN:seqsift\tVN:{self.version}\tCL:{shlex.join(self.command)}"
+                f"\tDS:backend={self.backend}; device={self.device}")
+
+
+def sam_header(names, lengths, provenance: Provenance) -> bytes:
+    """@HD (SAM 1.6, unsorted), one @SQ per reference sequence (a length below 1, which SAM does not
+    allow, written as 1), then @PG."""
+    lines = ["@HD\tVN:1.6\tSO:unsorted"]
+    lines += [f"@SQ\tSN:{n}\tLN:{max(1, int(length))}" for n, length in zip(names, lengths)]
+    lines.append(provenance.pg_line())
+    return ("\n".join(lines) + "\n").encode()
