@@ -193,7 +193,7 @@ def test_align_command_and_api_are_the_same_as_one_machine(tmp_path, client):
 def test_map_on_dask_writes_the_local_records(tmp_path, client, lambda_index):
     from seqsift.fmindex.simulate import simulate
 
-    reads = simulate(shared_file("lambda_virus.fa.gz"), 200, 90, 150, error_rate=0.01, seed=3)
+    reads = simulate(LAMBDA, 200, 90, 150, error_rate=0.01, seed=3)
     path = tmp_path / "reads.fq"
     path.write_text("".join(f"@{h}\n{s.decode()}\n+\n{'I' * len(s)}\n" for h, s in reads))
     local, dask = both(tmp_path, ["map", str(lambda_index), str(path), "--partition", "37"], client.scheduler.address)

@@ -35,14 +35,17 @@ class Provenance:
 
     def pg_line(self) -> str:
         """SAM's @PG line: the program, its version, the command line, and backend and device as DS."""
-        return (f"@PG\tID:seqsift\tPN:seqsift\tVN:{self.version}\tCL:{shlex.join(self.command)}"
+        command = shlex.join(self.command).replace("\t", "\\t").replace("\n", " ")  # one field: a tab typed in an
+        # argument (bwa's -R '@RG<TAB>ID:..') would split it
+        return (f"@PG\tID:seqsift\tPN:seqsift\tVN:{self.version}\tCL:{command}"
                 f"\tDS:backend={self.backend}; device={self.device}")
 
 
-def sam_header(names, lengths, provenance: Provenance) -> bytes:
+def sam_header(names, lengths, provenance: Provenance, extra=()) -> bytes:
     """@HD (SAM 1.6, unsorted), one @SQ per reference sequence (a length below 1, which SAM does not
-    allow, written as 1), then @PG."""
+    allow, written as 1), the extra lines (e.g. @RG), then @PG."""
     lines = ["@HD\tVN:1.6\tSO:unsorted"]
     lines += [f"@SQ\tSN:{n}\tLN:{max(1, int(length))}" for n, length in zip(names, lengths)]
+    lines += list(extra)
     lines.append(provenance.pg_line())
     return ("\n".join(lines) + "\n").encode()

@@ -17,7 +17,7 @@ from seqsift.errors import UsageError
 from seqsift.map.choose import Chosen, choose
 from seqsift.map.extend import Extender, Placement, oriented, reference_codes
 from seqsift.map.scoring import MapOptions
-from seqsift.map.sam import header, parse_read_group, records
+from seqsift.map.sam import parse_read_group, records
 from seqsift.map.seeding import find_chains
 from seqsift.ordered import in_order
 
@@ -134,7 +134,7 @@ def map_batches(mapper: Mapper, reads: "str | os.PathLike", threads: int = 1,
 
 def map_reads(reference: "str | os.PathLike | FMIndex", reads: str | os.PathLike, output: str | os.PathLike | None = None,
               *, mates: str | os.PathLike | None = None, threads: int = 1, read_group: str | None = None,
-              options: MapOptions | None = None, command_line: str | None = None) -> list[Mapped] | dict:
+              options: MapOptions | None = None) -> list[Mapped] | dict:
     """Map every read of a FASTQ/FASTA file (plain or compressed) to a reference: an FMIndex,
     an .ssx file or a FASTA file (indexed in memory first). Without output, a list of Mapped
     (one per read, in input order; single-end only); with output, a SAM file there (read_group:
@@ -149,8 +149,11 @@ def map_reads(reference: "str | os.PathLike | FMIndex", reads: str | os.PathLike
     mapper = Mapper(load_index(reference), options)
     if output is None:
         return [m for batch in map_batches(mapper, reads, threads) for m in batch]
+    from seqsift.io.provenance import Provenance
+
     results = sam_batches(mapper, reads, mates, threads, rg_id)
-    return write_sam(output, mapper.index, results, command_line or "seqsift.map_reads", rg_line)
+    command = ["seqsift.map_reads", str(reference), str(reads)] + ([str(mates)] if mates else [])
+    return write_sam(output, mapper.index, results, Provenance("cpu", command), rg_line)
 
 
 def sam_batches(mapper: Mapper, reads, mates=None, threads: int = 1, rg_id: str | None = None,
@@ -165,16 +168,17 @@ def sam_batches(mapper: Mapper, reads, mates=None, threads: int = 1, rg_id: str 
     return in_order(PairBatches(mapper, rg_id), paired_batches(reads, mates, batch_reads, READ_CODE), threads)
 
 
-def write_sam(output, index: "FMIndex", results, command_line: str, rg_line: str | None = None,
-              progress=None) -> dict:
-    """The header, then each (text, reads, mapped) of results in turn, to output (a path,
-    written under a temporary name and renamed at the end; None or '-' for stdout). Returns
-    {'reads': n, 'mapped': n}; progress.advance(reads) after each batch."""
-    from seqsift.io.writers import atomic_output
+def write_sam(output, index: "FMIndex", results, provenance, rg_line: str | None = None, progress=None) -> dict:
+    """The header, then each (text, reads, mapped) of results in turn, to output: a path
+    (written under a temporary name and renamed at the end; NAME.bam as BAM, NAME.gz
+    gzipped), or None or '-' for stdout. Returns {'reads': n, 'mapped': n};
+    progress.advance(reads) after each batch."""
+    from seqsift.io.provenance import sam_header
+    from seqsift.io.writers import open_output
 
     counts = {"reads": 0, "mapped": 0}
-    with atomic_output(output) as out:
-        out.write(header(index.names, index.reference.lengths, command_line, rg_line))
+    with open_output(output, sam=True) as out:
+        out.write(sam_header(index.names, index.reference.lengths, provenance, [rg_line] if rg_line else []))
         for text, n, mapped in results:
             out.write(text)
             counts["reads"] += n

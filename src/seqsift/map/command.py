@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import shlex
-import sys
 
 from seqsift import distributed
 from seqsift.errors import UsageError
@@ -25,7 +23,7 @@ def add_parser(sub, parent: argparse.ArgumentParser) -> None:
                        "stdout or -o: every read once as a primary record (flag 4 when unmapped) in input order, "
                        "supplementary records for the other parts of chimeric reads; MAPQ 0-60 from the best and "
                        "second-best scores (0 when two places are equally good); tags NM, MD, AS, XS, SA, RG. "
-                       "Exit status: 0 done (whatever maps), 2 error.")
+                       "-o NAME.bam writes BAM, NAME.gz gzipped SAM. Exit status: 0 done (whatever maps), 2 error.")
     p.add_argument("reference", help="an .ssx index from `seqsift index`, or a FASTA file (indexed in memory first)")
     p.add_argument("reads", help="reads file")
     p.add_argument("mates", nargs="?", help="the second reads of pairs, in the same order as READS (names may end "
@@ -68,6 +66,7 @@ def options_from(args: argparse.Namespace) -> MapOptions:
 def run(args: argparse.Namespace) -> int:
     from seqsift.cli import warn
     from seqsift.io.openers import check_readable
+    from seqsift.io.provenance import Provenance
     from seqsift.io.reads import read_blocks
     from seqsift.map import cluster
     from seqsift.map.api import Mapper, load_index, sam_batches, write_sam
@@ -79,16 +78,12 @@ def run(args: argparse.Namespace) -> int:
                          "yet); use --backend cpu or auto")
     options = options_from(args)
     rg_line, rg_id = parse_read_group(args.read_group)
-    if args.output and args.output.endswith(".bam"):
-        raise UsageError(f"-o {args.output}: BAM output is not written yet; write SAM and convert it with "
-                         "`samtools view -b`")
     if args.dask and args.mates:
         raise UsageError("--dask maps single-end reads so far: run paired-end mapping without it")
     for path in (args.reads, args.mates):
         if path and path != "-":
             check_readable(path)
     index = load_index(args.reference, announce=lambda message: warn(args, message))
-    command_line = shlex.join(["seqsift"] + sys.argv[1:])
     batch_reads = args.partition or args.batch_reads
     with contextlib.ExitStack() as stack:
         progress = Progress("map", enabled=not args.quiet, unit=" reads")
@@ -101,6 +96,6 @@ def run(args: argparse.Namespace) -> int:
                                               read_blocks(args.reads, batch_reads, by_path))
         else:
             results = sam_batches(Mapper(index, options), args.reads, args.mates, args.threads, rg_id, batch_reads)
-        counts = write_sam(args.output, index, results, command_line, rg_line, progress)
+        counts = write_sam(args.output, index, results, Provenance("cpu"), rg_line, progress)
     warn(args, f"{counts['reads']:,} reads, {counts['mapped']:,} mapped")
     return 0

@@ -1,5 +1,5 @@
-"""SAM as bwa mem writes it: the header (@HD, @SQ, @RG, @PG) and each read's records, the
-primary first (flag 4 when unmapped), then supplementary ones (0x800) with SA tags linking
+"""SAM records as bwa mem writes them (the header is io.provenance's, with the @RG line): each
+read's records, the primary first (flag 4 when unmapped), then supplementary ones (0x800) with SA tags linking
 the parts. SEQ and QUAL are the input's, reverse-complemented on the reverse strand; a
 supplementary record keeps the whole read with soft clips (bwa mem -Y)."""
 
@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from seqsift import __version__
 from seqsift.errors import UsageError
 
 _COMPLEMENT = bytes.maketrans(b"ACGTNacgtn", b"TGCANtgcan")
@@ -29,16 +28,6 @@ def parse_read_group(text: str | None) -> tuple[str | None, str | None]:
     if "\n" in line:
         raise UsageError(f"-R {text!r}: a read group is one line")
     return line, ids[0]
-
-
-def header(names: list[str], lengths, command_line: str, read_group: str | None = None) -> bytes:
-    lines = ["@HD\tVN:1.6\tSO:unsorted"]
-    lines += [f"@SQ\tSN:{n}\tLN:{int(length)}" for n, length in zip(names, lengths)]
-    if read_group:
-        lines.append(read_group)
-    cl = command_line.replace("\t", "\\t").replace("\n", " ")  # one header field: no tab, no line break
-    lines.append(f"@PG\tID:seqsift\tPN:seqsift\tVN:{__version__}\tCL:{cl}")
-    return ("\n".join(lines) + "\n").encode()
 
 
 @dataclass(frozen=True)

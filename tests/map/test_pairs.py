@@ -11,7 +11,7 @@ from seqsift.cli import main
 from seqsift.map.api import map_reads
 from seqsift.map.pairs import estimate, pair_name
 from tests.naive import reverse_complement
-from tests.test_map import mutate, random_dna
+from tests.map.test_map import mutate, random_dna
 
 FRAGMENT, SPREAD, LENGTH = 300, 25, 100
 

@@ -10,8 +10,8 @@ import pytest
 
 from seqsift.cli import main
 from tests import naive
+from tests.conftest import LAMBDA
 
-LAMBDA = Path(__file__).resolve().parents[1] / "src" / "seqsift" / "data" / "lambda_virus.fa.gz"
 
 
 @pytest.fixture(scope="module")
@@ -66,7 +66,6 @@ def test_map_reads_is_public(lambda_reads):
     (["--backend", "cuda"], "CPU only"),
     (["-R", "@RG\\tSM:y"], "ID:"),
     (["-k", "33"], "seed_length"),
-    (["-o", "{tmp}/x.bam"], "BAM"),
 ])
 def test_bad_options_exit_2(lambda_reads, tmp_path, capsys, argv, message):
     reads, index, _ = lambda_reads
@@ -103,3 +102,17 @@ def test_reverse_strand_records_carry_the_reverse_complement(lambda_reads, tmp_p
     assert r.query_sequence == genome[1000:1100]
     assert pysam.qualities_to_qualitystring(r.query_qualities) == "I" * 50 + "#" * 50
     assert r.get_tag("NM") == 0 and r.get_tag("MD") == "100" and r.mapping_quality == 60
+
+
+def test_bam_output_and_a_typed_tab_in_the_read_group(lambda_reads, tmp_path):
+    """-o NAME.bam writes BAM (htslib reads the same records as from SAM); a read group typed
+    with real tabs gives the same header, and the @PG command line stays one field."""
+    reads, index, _ = lambda_reads
+    sam, bam = tmp_path / "o.sam", tmp_path / "o.bam"
+    assert main(["map", str(index), str(reads), "-o", str(sam), "-R", "@RG\tID:x\tSM:y", "-q"]) == 0
+    assert main(["map", str(index), str(reads), "-o", str(bam), "-R", "@RG\tID:x\tSM:y", "-q"]) == 0
+    with pysam.AlignmentFile(str(sam)) as a, pysam.AlignmentFile(str(bam), "rb") as b:
+        assert [r.to_string() for r in a] == [r.to_string() for r in b]
+        assert b.header["RG"] == [{"ID": "x", "SM": "y"}]
+    (pg,) = [line for line in sam.read_text().splitlines() if line.startswith("@PG")]
+    assert [f[:3] for f in pg.split("\t")] == ["@PG", "ID:", "PN:", "VN:", "CL:", "DS:"]
