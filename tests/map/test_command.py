@@ -116,3 +116,26 @@ def test_bam_output_and_a_typed_tab_in_the_read_group(lambda_reads, tmp_path):
         assert b.header["RG"] == [{"ID": "x", "SM": "y"}]
     (pg,) = [line for line in sam.read_text().splitlines() if line.startswith("@PG")]
     assert [f[:3] for f in pg.split("\t")] == ["@PG", "ID:", "PN:", "VN:", "CL:", "DS:"]
+
+
+def test_simulated_indels_are_placed(tmp_path):
+    """`seqsift simulate --indel-rate`: reads of the asked length whose headers count their
+    indels; `seqsift map` places them where they came from, with the indels in the CIGAR."""
+    reads = tmp_path / "indels.fq"
+    assert main(["simulate", str(LAMBDA), "-n", "400", "--length", "120", "--error-rate", "0.005", "--indel-rate",
+                 "0.004", "--found-fraction", "1", "--seed", "5", "-o", str(reads)]) == 0
+    headers = [line[1:].split() for line in reads.read_text().splitlines()[0::4]]
+    assert all(len(s) == 120 for s in reads.read_text().splitlines()[1::4])
+    indels = [int(h[3].split("=")[1]) for h in headers]
+    assert sum(i > 0 for i in indels) > 50
+    out = tmp_path / "o.sam"
+    assert main(["map", str(LAMBDA), str(reads), "-o", str(out), "-q"]) == 0
+    with pysam.AlignmentFile(str(out)) as sam:
+        recs = [r for r in sam if not r.is_supplementary]
+    gapped = 0
+    for r, h, k in zip(recs, headers, indels):
+        _, pos, strand = h[1][5:].rsplit(":", 2)
+        assert not r.is_unmapped and r.is_reverse == (strand == "-")
+        assert abs(r.reference_start - int(pos)) <= 12 or abs(r.reference_start - r.query_alignment_start - int(pos)) <= 12
+        gapped += k > 0 and any(op in (1, 2) for op, _ in r.cigartuples)
+    assert gapped > 0.5 * sum(k > 0 for k in indels)
