@@ -64,12 +64,13 @@ test-gpu: $(VENV)/.installed-test $(VENV)/.kernels
 
 # The peers the benchmarks compare against, from Debian (run as root, once).
 bench-peers:
-	apt-get install -y ripgrep grep bwa bowtie2 samtools parasail ssw-align clamav
+	apt-get install -y ripgrep grep bwa bowtie2 minimap2 samtools parasail ssw-align clamav
 
 bench: $(VENV)/.installed-bench $(VENV)/.kernels
 	$(BIN)/python benchmarks/bench_find.py
 	$(BIN)/python benchmarks/bench_fmindex.py
 	$(BIN)/python benchmarks/bench_align.py
+	$(BIN)/python benchmarks/bench_map.py
 	$(BIN)/python benchmarks/bench_scan.py
 	$(BIN)/python benchmarks/bench_dask.py
 
