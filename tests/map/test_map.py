@@ -97,6 +97,34 @@ def test_kernel_prefers_clipping_only_when_it_pays():
     assert qb == 0 and score == total == 25
 
 
+@pytest.mark.parametrize("clip", [5, 4, 3, 0])
+def test_ungapped_shortcut_is_the_band_optimum(rng, clip):
+    """A read laid on one diagonal with no or one differing base skips the band only where no
+    alignment can beat it: the placement's score is the full-matrix oracle's on its window."""
+    from seqsift.fmindex.reference import Reference
+    from seqsift.map.extend import Extender
+
+    options = MapOptions(clip=clip)
+    text = random_dna(rng, 400)
+    reference = Reference(text=None, names=["x"], starts=np.array([0]), lengths=np.array([400]))
+    ext = Extender(reference, codes(text), options)
+    for case in range(12):
+        m = int(rng.integers(30, 90))
+        at = int(rng.integers(20, 400 - m - 20))
+        read = list(text[at : at + m])
+        where = [0, m - 1, 1, int(rng.integers(0, m))][case % 4]
+        if case % 3 == 1:
+            read[where] = "ACGT"[("ACGT".index(read[where]) + 1) % 4]
+        elif case % 3 == 2:
+            read[where] = "N"
+        read = "".join(read)
+        p = ext.place(codes(read), 0, at, at, at)
+        lo, hi = max(0, at - options.band), min(400, at + m + options.band)
+        best = clip_alignment_score(read, text[lo:hi], *SCORES[:3], options.gap_open, options.gap_extend, clip, clip)
+        assert p.total == best, (case, where, p)
+        assert rescore(read, text, p.qb, p.position, list(zip(p.ops, p.lens)))[0] == p.score
+
+
 def test_mapq_follows_bwa():
     assert mapq(O, 150, 150, 0, 150, 150) == 0  # two equally good places
     assert mapq(O, 150, 0, 0, 150, 150) == 60

@@ -37,60 +37,55 @@ def clip_align(q, t, dlo, dhi, match, mismatch, ambiguous, gap_open, gap_extend,
     m, n = q.size, t.size
     width = dhi - dlo + 1
     open_extend = gap_open + gap_extend
-    prev_h = np.empty(width, np.int64)
-    prev_i = np.empty(width, np.int64)
-    cur_h = np.empty(width, np.int64)
-    cur_i = np.empty(width, np.int64)
+    # H and I of the previous and current rows; one more cell past the band stays NEG, so the
+    # cell above the band's last is read without a test
+    prev_h = np.full(width + 1, NEG, np.int64)
+    prev_i = np.full(width + 1, NEG, np.int64)
+    cur_h = np.full(width + 1, NEG, np.int64)
+    cur_i = np.full(width + 1, NEG, np.int64)
+    score = np.empty(25, np.int64)  # score[5 * a + b] of read code a against window code b
+    for a in range(5):
+        for b in range(5):
+            score[5 * a + b] = -ambiguous if a > 3 or b > 3 else (match if a == b else -mismatch)
     best, best_i, best_j = NEG, 0, 0
     end0 = -clip3 if m > 0 else 0
     for k in range(width):
         j = dlo + k
         trace[k] = START
-        prev_i[k] = NEG
         if 0 <= j <= n:
             prev_h[k] = 0
             if end0 > best:
                 best, best_i, best_j = end0, 0, j
-        else:
-            prev_h[k] = NEG
     for i in range(1, m + 1):
-        qi = q[i - 1]
+        row_score = score[5 * q[i - 1] : 5 * q[i - 1] + 5]
         start = -clip5
         end_penalty = clip3 if i < m else 0
-        d = NEG
-        left = NEG
         row = i * width
+        # the band's cells inside the matrix (0 <= j <= n); those outside stay NEG
+        k_lo = max(0, -(i + dlo))
+        k_hi = min(width - 1, n - i - dlo)
         for k in range(width):
-            j = i + dlo + k
-            if j < 0 or j > n:
+            if k < k_lo or k > k_hi:
                 cur_h[k] = NEG
                 cur_i[k] = NEG
                 trace[row + k] = START
-                d = NEG
-                left = NEG
-                continue
-            up_h = prev_h[k + 1] if k + 1 < width else NEG
-            up_i = prev_i[k + 1] if k + 1 < width else NEG
-            i_open = up_h - open_extend
-            i_ext = up_i - gap_extend
+        d = NEG
+        left = NEG
+        for k in range(k_lo, k_hi + 1):
+            j = i + dlo + k
+            i_open = prev_h[k + 1] - open_extend
+            i_ext = prev_i[k + 1] - gap_extend
             iv = max(i_open, i_ext)
             d_open = left - open_extend
             d_ext = d - gap_extend
             d = max(d_open, d_ext)
+            # at j = 0 the diagonal's cell lies outside the matrix: prev_h[k] is NEG there
+            diag = prev_h[k] + row_score[t[j - 1] if j > 0 else 4]
             h = start
             src = START
-            if j >= 1:
-                tj = t[j - 1]
-                if qi > 3 or tj > 3:
-                    s = -ambiguous
-                elif qi == tj:
-                    s = match
-                else:
-                    s = -mismatch
-                diag = prev_h[k] + s
-                if diag >= h:
-                    h = diag
-                    src = DIAG
+            if diag >= h:
+                h = diag
+                src = DIAG
             if d > h:
                 h = d
                 src = DEL
@@ -144,3 +139,54 @@ def clip_align(q, t, dlo, dhi, match, mismatch, ambiguous, gap_open, gap_extend,
         lens[a], lens[b] = lens[b], lens[a]
     aligned = best + (clip5 if i > 0 else 0) + (clip3 if best_i < m else 0)
     return best, aligned, i, best_i, j, best_j, runs
+
+
+@njit(nogil=True, cache=True, boundscheck=False)
+def ungapped(q, t, diag, match, mismatch, ambiguous):
+    """(score, bases that do not match) of the read laid on the window without gaps, its first
+    base at window position diag (the caller checks that it fits). With none, or one where
+    clipping and gaps cost more than it (MapOptions.ungapped_limit), no alignment scores more,
+    so the band need not be filled."""
+    score = 0
+    differ = 0
+    for i in range(q.size):
+        a, b = q[i], t[diag + i]
+        if a > 3 or b > 3:
+            score -= ambiguous
+            differ += 1
+        elif a == b:
+            score += match
+        else:
+            score -= mismatch
+            differ += 1
+    return score, differ
+
+
+@njit(nogil=True, cache=True, boundscheck=False)
+def differences(q, ref, qb, ops, lens, at, length):
+    """SAM's NM of an alignment (q from base qb against ref from its start, CIGAR runs ops/lens)
+    and its MD as events: at[e] (window offset) and length[e] (0 a differing base, else a
+    deletion of that many). Returns (NM, events). N matches nothing (samtools calmd's rule)."""
+    i, j, nm, events = qb, 0, 0, 0
+    for r in range(ops.size):
+        n = lens[r]
+        if ops[r] == OP_M:
+            for k in range(n):
+                a, b = q[i + k], ref[j + k]
+                if a != b or a > 3:
+                    at[events] = j + k
+                    length[events] = 0
+                    events += 1
+                    nm += 1
+            i += n
+            j += n
+        elif ops[r] == OP_I:
+            i += n
+            nm += n
+        else:
+            at[events] = j
+            length[events] = n
+            events += 1
+            j += n
+            nm += n
+    return nm, events

@@ -67,9 +67,12 @@ class Mapper:
         o = self.options
         chains = find_chains(self.searcher, batch.codes, batch.bounds, o)
         ext = self.extender()
+        forward, reverse = oriented(batch.codes)
+        size = forward.size
         out = []
         for r in range(len(batch)):
-            reads = oriented(batch.codes[batch.bounds[r] : batch.bounds[r + 1]])
+            lo, hi = batch.bounds[r], batch.bounds[r + 1]
+            reads = forward[lo:hi], reverse[size - hi : size - lo]
             first, last = chains.offsets[r], chains.offsets[r + 1]
             placements = []
             if last > first:
@@ -85,13 +88,15 @@ class Mapper:
             out.append((reads, placements))
         return out
 
-    def report(self, batch, r: int, reads, chosen: list[Chosen]) -> Mapped:
-        """Read r of the batch with its reported alignments, NM and MD computed."""
+    def report(self, batch, r: int, reads, chosen: list[Chosen], rename=None) -> Mapped:
+        """Read r of the batch with its reported alignments, NM and MD computed; rename(name)
+        gives the name to report, when given."""
         ext = self.extender()
         lo, hi = batch.bounds[r], batch.bounds[r + 1]
         marks = [ext.nm_md(c.placement, reads[c.placement.strand]) for c in chosen]
         qual = None if batch.qual_lo[r] < 0 else batch.raw[batch.qual_lo[r] : batch.qual_lo[r] + hi - lo].tobytes()
-        return Mapped(name=batch.name(r), seq=batch.seq[lo:hi].tobytes(), qual=qual, alignments=chosen,
+        name = batch.name(r)
+        return Mapped(name=rename(name) if rename else name, seq=batch.seq[lo:hi].tobytes(), qual=qual, alignments=chosen,
                       nm=[m[0] for m in marks], md=[m[1] for m in marks])
 
     def __call__(self, batch) -> list[Mapped]:

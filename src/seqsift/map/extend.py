@@ -4,16 +4,18 @@ with the clip-aware banded kernel (_extend.py); and the NM and MD of an alignmen
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
 from seqsift.fmindex.layout import IndexArrays
 from seqsift.fmindex.reference import Reference
-from seqsift.map._extend import OP_D, OP_I, OP_M, clip_align
+from seqsift.map._extend import OP_I, OP_M, clip_align, differences, ungapped
 from seqsift.map.scoring import MapOptions
 
 _LETTERS = np.frombuffer(b"ACGTN", np.uint8)
 _CIGAR = "MIDNS"
+_COMPLEMENT = np.array([3, 2, 1, 0, 4], np.int8)
 
 
 @dataclass(frozen=True)
@@ -34,20 +36,24 @@ class Placement:
     score: int
     total: int
 
-    @property
+    @cached_property
     def ref_span(self) -> int:
         return sum(n for op, n in zip(self.ops, self.lens) if op != OP_I)
 
-    @property
+    @cached_property
     def end(self) -> int:
         return self.position + self.ref_span
 
-    def cigar(self) -> str:
+    @cached_property
+    def cigar_string(self) -> str:
         parts = [f"{self.qb}S"] if self.qb else []
         parts += [f"{n}{_CIGAR[op]}" for op, n in zip(self.ops, self.lens)]
         if self.qe < self.read_length:
             parts.append(f"{self.read_length - self.qe}S")
         return "".join(parts)
+
+    def cigar(self) -> str:
+        return self.cigar_string
 
 
 def reference_codes(arrays: IndexArrays) -> np.ndarray:
@@ -65,10 +71,11 @@ def reference_codes(arrays: IndexArrays) -> np.ndarray:
 
 
 def oriented(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(forward, reverse complement) of a read's codes (0-3, 255 for other letters) as int8
-    with 4 for other letters."""
-    forward = np.where(codes > 3, 4, codes).astype(np.int8)
-    reverse = np.where(forward[::-1] == 4, 4, 3 - forward[::-1]).astype(np.int8)
+    """(forward, reverse complement) of reads' codes (0-3, 255 for other letters) as int8 with
+    4 for other letters. For a batch: read [lo, hi) of the forward codes is read
+    [size - hi, size - lo) of the reverse ones."""
+    forward = np.minimum(codes, 4).astype(np.int8)
+    reverse = _COMPLEMENT[forward[::-1]]
     return forward, reverse
 
 
@@ -79,9 +86,12 @@ class Extender:
         self.reference = reference
         self.ref_codes = ref_codes
         self.o = options
+        self.ungapped_limit = options.ungapped_limit
         self.trace = np.empty(0, np.int8)
         self.ops = np.empty(0, np.int64)
         self.lens = np.empty(0, np.int64)
+        self.events = np.empty(0, np.int64)
+        self.event_lengths = np.empty(0, np.int64)
 
     def place(self, read: np.ndarray, strand: int, diag_lo: int, diag_hi: int, anchor: int) -> Placement | None:
         """The best clip-aware alignment of the oriented read in the window of a chain whose
@@ -96,6 +106,11 @@ class Extender:
         if hi <= lo or m == 0:
             return None
         window = self.ref_codes[lo:hi]
+        if diag_lo == diag_hi and lo <= diag_lo and diag_lo + m <= hi:  # the shortcut of _extend.ungapped
+            score, differ = ungapped(read, window, diag_lo - lo, o.match, o.mismatch, o.ambiguous)
+            if differ <= self.ungapped_limit:
+                return Placement(record=record, position=diag_lo - rec_start, strand=strand, qb=0, qe=m,
+                                 read_length=m, ops=(OP_M,), lens=(m,), score=score, total=score)
         dlo, dhi = diag_lo - lo - o.band, diag_hi - lo + o.band
         width = dhi - dlo + 1
         if self.trace.size < (m + 1) * width:
@@ -113,29 +128,20 @@ class Extender:
                          score=score, total=total)
 
     def nm_md(self, p: Placement, read: np.ndarray) -> tuple[int, str]:
-        """SAM's NM (mismatches plus inserted and deleted bases) and MD (the reference bases
-        at mismatches and deletions, as samtools calmd writes them: N never matches)."""
-        ref = self.ref_codes[int(self.reference.starts[p.record]) + p.position :]
-        qi, ti, nm, run = p.qb, 0, 0, 0
-        md = []
-        for op, n in zip(p.ops, p.lens):
-            if op == OP_M:
-                for a, b in zip(read[qi : qi + n].tolist(), ref[ti : ti + n].tolist()):
-                    if a == b and a < 4:
-                        run += 1
-                    else:
-                        md.append(f"{run}{chr(_LETTERS[b])}")
-                        nm += 1
-                        run = 0
-                qi += n
-                ti += n
-            elif op == OP_I:
-                qi += n
-                nm += n
-            elif op == OP_D:
-                md.append(f"{run}^{_LETTERS[ref[ti : ti + n]].tobytes().decode()}")
-                ti += n
-                nm += n
-                run = 0
-        md.append(str(run))
+        """SAM's NM (differing bases plus inserted and deleted ones) and MD (the reference bases
+        at differences and deletions), as samtools calmd writes them: N never matches."""
+        start = int(self.reference.starts[p.record]) + p.position
+        ref = self.ref_codes[start : start + p.ref_span]
+        capacity = p.read_length + len(p.ops)  # events: differing bases and deletion runs
+        if self.events.size < capacity:
+            self.events = np.empty(2 * capacity, np.int64)
+            self.event_lengths = np.empty_like(self.events)
+        nm, count = differences(read, ref, p.qb, np.asarray(p.ops, np.int64), np.asarray(p.lens, np.int64),
+                                self.events, self.event_lengths)
+        md, done = [], 0
+        for at, n in zip(self.events[:count].tolist(), self.event_lengths[:count].tolist()):
+            letters = _LETTERS[ref[at : at + max(n, 1)]].tobytes().decode()
+            md.append(f"{at - done}{'^' if n else ''}{letters}")
+            done = at + max(n, 1)
+        md.append(str(p.ref_span - done))
         return nm, "".join(md)

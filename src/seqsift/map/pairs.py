@@ -145,8 +145,7 @@ class PairBatches:
                 paired = self._pair(reads1, cand1, reads2, cand2, chosen1, chosen2, insert)
                 if paired is not None:
                     chosen1, chosen2, proper = paired
-            one, two = m.report(first, r, reads1, chosen1), m.report(second, r, reads2, chosen2)
-            one, two = replace(one, name=pair_name(one.name)), replace(two, name=pair_name(two.name))
+            one, two = m.report(first, r, reads1, chosen1, pair_name), m.report(second, r, reads2, chosen2, pair_name)
             text.append(records(one, names, self.rg_id, Pairing(True, two, proper)))
             text.append(records(two, names, self.rg_id, Pairing(False, one, proper)))
             mapped += one.mapped + two.mapped
@@ -179,14 +178,16 @@ class PairBatches:
             return None
         runner_up = max(scored[1][0] if len(scored) > 1 else 0, apart)
         q_pair = min(60, int(6.02 * (best - runner_up) / o.match + 0.499))
-        return (self._raised(choose(cand1 + rescued1, o, a), q_pair),
-                self._raised(choose(cand2 + rescued2, o, b), q_pair), True)
+        # each end's own choice stands where the pair agrees with it (the common case)
+        one = chosen1 if not rescued1 and chosen1 and chosen1[0].placement is a else choose(cand1 + rescued1, o, a)
+        two = chosen2 if not rescued2 and chosen2 and chosen2[0].placement is b else choose(cand2 + rescued2, o, b)
+        return self._raised(one, q_pair), self._raised(two, q_pair), True
 
     @staticmethod
     def _raised(chosen: list[Chosen], q_pair: int) -> list[Chosen]:
         first = chosen[0]
         q = max(first.mapq, min(q_pair, first.mapq + 40))
-        return [replace(first, mapq=q)] + chosen[1:]
+        return chosen if q == first.mapq else [replace(first, mapq=q)] + chosen[1:]
 
     def _rescue(self, anchors: list[Placement], mates: list[Placement], reads, insert: InsertSize) -> list[Placement]:
         """Alignments of the mate found by aligning it over the window each anchor's insert size

@@ -46,6 +46,15 @@ class MapOptions:
         if self.seed_length > 32:
             raise UsageError(f"seed_length={self.seed_length}: give at most 32")
 
+    @property
+    def ungapped_limit(self) -> int:
+        """Differing bases up to which a read laid on its seeds' diagonal without gaps is its
+        best alignment there: 0 always; 1 when clipping the differing base off the end costs at
+        least as much as it does (clip >= its penalty) and so does any gap (open + extend >= match
+        + its penalty)."""
+        worst = max(self.mismatch, self.ambiguous)
+        return 1 if self.clip >= worst and self.gap_open + self.gap_extend >= self.match + worst else 0
+
 
 def mapq(options: MapOptions, score: int, sub: int, sub_count: int, read_span: int, ref_span: int) -> int:
     """bwa mem's MAPQ: 0 when the second-best alignment scores as well as the best, else up to
