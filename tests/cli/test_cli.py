@@ -145,6 +145,7 @@ def test_demo_reports_every_engine(capsys):
     assert "GAATTC" in out and "10 hits" in out and "GB/s" in out
     assert "FM-index" in out and "GAATTC          10 hits" in out and "(find agrees: 10)" in out
     assert "Smith-Waterman" in out and "score 98" in out and "CIGAR 20M3D37M" in out and "(300)" in out
+    assert "Read mapping" in out and "19,013 mapped, 19,012 where they were cut" in out and "RG:Z:demo" in out
 
 
 def test_output_to_a_fifo_is_written_not_replaced(capsysbinary, files, tmp_path):
