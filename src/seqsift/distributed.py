@@ -82,37 +82,6 @@ def connect(spec: str) -> Iterator[Any]:
             cluster.close()
 
 
-def add_options(parser, unit: str, kind: Callable | None = None) -> None:
-    """The --dask options of a subcommand; unit says what --partition counts for this engine, kind
-    parses it (a whole number of at least 1 by default)."""
-    from seqsift.cli import positive_int
-
-    kind = kind or positive_int
-    g = parser.add_argument_group("cluster (Dask)")
-    g.add_argument("--dask", metavar="ADDRESS",
-                   help="run on a Dask cluster: a scheduler address (tcp://host:8786) or local:N for N worker "
-                   "processes here; results are the same as without it")
-    g.add_argument("--partition", type=kind, metavar="N", help=f"{unit} per task sent to a worker")
-
-
-@contextlib.contextmanager
-def command_run(args, total: int | None = None) -> Iterator[tuple[Any, Any]]:
-    """A subcommand's --dask run: (client, progress bar counting partitions), the workers and the
-    dashboard's address told on stderr unless -q."""
-    from seqsift.cli import warn
-    from seqsift.progress import Progress
-
-    with connect(args.dask) as client:
-        workers = client.scheduler_info().get("workers", {})
-        threads = sum(w.get("nthreads", 0) for w in workers.values())
-        warn(args, f"Dask: {len(workers)} workers, {threads} threads; dashboard {client.dashboard_link}")
-        progress = Progress(args.command, total, enabled=not args.quiet, unit=" partitions")
-        try:
-            yield client, progress
-        finally:
-            progress.close()
-
-
 # -- what every partition needs ------------------------------------------------------------------
 @dataclass(frozen=True)
 class Shared:

@@ -11,6 +11,7 @@ from seqsift.alignment import scoring as scorings
 from seqsift import distributed
 from seqsift.alignment.database import Database
 from seqsift.errors import UsageError
+from seqsift.options import EXIT_OK, add_dask_options, dask_run, positive_int
 from seqsift.ordered import in_order
 
 DEFAULT_COLUMNS = "qseqid sseqid pident length mismatch gapopen qstart qend sstart send evalue bitscore".split()
@@ -19,8 +20,6 @@ QUERIES_PER_PARTITION = 16
 
 
 def add_parser(sub, parent: argparse.ArgumentParser) -> None:
-    from seqsift.cli import positive_int
-
     p = sub.add_parser("align", parents=[parent], help="Smith-Waterman alignment of queries against a database",
                        description="Align every query (FASTA) against every database sequence (FASTA) and "
                        "report the best --top per query. Gap of L residues costs open + L * extend (BLAST's "
@@ -40,7 +39,7 @@ def add_parser(sub, parent: argparse.ArgumentParser) -> None:
     p.add_argument("--gap-extend", type=int, help="default 1 with a matrix, 2 with --dna")
     p.add_argument("--outfmt", default="6", help="'6' BLAST tabular, '6 qseqid sseqid score ...' chosen columns "
                    f"({', '.join(sorted(COLUMNS))}), 'pair' readable alignments, 'sam' (DNA)")
-    distributed.add_options(p, f"queries (default {QUERIES_PER_PARTITION})")
+    add_dask_options(p, f"queries (default {QUERIES_PER_PARTITION})")
     p.set_defaults(run=run)
 
 
@@ -96,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
     queries = list(zip(q_names, q_seqs))
     with contextlib.ExitStack() as stack:
         if args.dask:
-            client, progress = stack.enter_context(distributed.command_run(args, -(-len(queries) // per_task)))
+            client, progress = stack.enter_context(dask_run(args, -(-len(queries) // per_task)))
             shared = distributed.share_files(client, load, [args.database], (*options, args.backend))
             parts = (queries[k : k + per_task] for k in range(0, len(queries), per_task))
             texts = distributed.map_ordered(client, shared, run_queries, parts, progress.advance)
@@ -110,7 +109,7 @@ def run(args: argparse.Namespace) -> int:
             out.write(_sam_header(d_names, d_seqs).encode())
         for text in texts:
             out.write(text)
-    return 0
+    return EXIT_OK
 
 
 def _counted(texts, progress):

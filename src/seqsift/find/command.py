@@ -13,12 +13,11 @@ from seqsift.find.api import DEFAULT_CHUNK_SIZE, FindJob, as_pattern
 from seqsift.find.pack import regular_size
 from seqsift.io.openers import STDIN, check_readable
 from seqsift.io.writers import RowWriter, atomic_output
+from seqsift.options import EXIT_ERROR, EXIT_FOUND, EXIT_NONE, add_dask_options, dask_run, parse_size, warn
 from seqsift.progress import Progress
 
 
 def add_parser(sub, parent: argparse.ArgumentParser) -> None:
-    from seqsift.cli import parse_size
-
     p = sub.add_parser(
         "find",
         parents=[parent],
@@ -37,13 +36,11 @@ def add_parser(sub, parent: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="JSON Lines output, opening with a provenance object")
     p.add_argument("--chunk-size", type=parse_size, default=DEFAULT_CHUNK_SIZE, metavar="SIZE",
                    help="bytes read at a time; bounds memory (default: 64M)")
-    distributed.add_options(p, "bytes (bases with --fasta) (default 64M)", parse_size)
+    add_dask_options(p, "bytes (bases with --fasta) (default 64M)", parse_size)
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from seqsift.cli import EXIT_ERROR, EXIT_FOUND, EXIT_NONE, warn
-
     if args.revcomp and not args.fasta:
         raise UsageError("--revcomp needs --fasta: reverse complements are of sequence records")
     pattern = as_pattern(args.pattern, hex=args.hex)
@@ -92,7 +89,7 @@ def _on_cluster(args: argparse.Namespace, pattern: bytes, paths: list[str]):
     from seqsift.find import cluster
 
     partition = args.partition or cluster.DEFAULT_PARTITION
-    with distributed.command_run(args) as (client, progress):
+    with dask_run(args) as (client, progress):
         job = cluster.share_job(client, pattern, args.chunk_size, args.backend)
         m = len(pattern)
         if args.fasta:

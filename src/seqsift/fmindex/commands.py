@@ -12,6 +12,7 @@ import time
 
 from seqsift import distributed
 from seqsift.errors import UsageError
+from seqsift.options import EXIT_FOUND, EXIT_NONE, EXIT_OK, add_dask_options, dask_run, positive_int, warn
 from seqsift.ordered import in_order
 from seqsift.fmindex.query import SHORTCUTS, SearchOptions
 
@@ -19,8 +20,6 @@ BATCH_READS = 1 << 16
 
 
 def add_parser(sub, parent: argparse.ArgumentParser) -> None:
-    from seqsift.cli import positive_int
-
     p = sub.add_parser("index", parents=[parent], help="build an FM-index (.ssx) of a DNA reference",
                        description="Index a FASTA reference (plain/gz/bz2/xz, any number of records) for "
                        "`seqsift search`. Non-ACGT bases are kept out of every match.")
@@ -58,7 +57,7 @@ def add_parser(sub, parent: argparse.ArgumentParser) -> None:
     g.add_argument("--interleave", type=positive_int, default=SearchOptions.width,
                    help="searches advanced in lockstep, 1 = one at a time (default %(default)s)")
     g.add_argument("--batch-reads", type=positive_int, default=BATCH_READS, help=argparse.SUPPRESS)
-    distributed.add_options(p, f"reads (default {BATCH_READS})")
+    add_dask_options(p, f"reads (default {BATCH_READS})")
     p.set_defaults(run=run_search)
 
 
@@ -71,7 +70,6 @@ def default_output(reference: str) -> str:
 
 
 def run_index(args: argparse.Namespace) -> int:
-    from seqsift.cli import warn
     from seqsift.fmindex.api import FMIndex
 
     output = args.output or default_output(args.reference)
@@ -83,11 +81,10 @@ def run_index(args: argparse.Namespace) -> int:
     warn(args, f"{len(r.names)} records, {int(r.lengths.sum()):,} bases, k-mer table k={index.arrays.kmer}, "
                f"SA sample {args.sa_sample} (repeats {index.arrays.repeat_sample or 'none'}): {output} "
                f"({os.path.getsize(output) / 2**20:.1f} MiB) in {time.perf_counter() - start:.2f} s")
-    return 0
+    return EXIT_OK
 
 
 def run_search(args: argparse.Namespace) -> int:
-    from seqsift.cli import EXIT_FOUND, EXIT_NONE
     from seqsift import backend as backends
     from seqsift.fmindex.api import FMIndex
     from seqsift.fmindex.output import sam_header
@@ -109,7 +106,7 @@ def run_search(args: argparse.Namespace) -> int:
     matched = False
     with contextlib.ExitStack() as stack:
         if args.dask:
-            client, progress = stack.enter_context(distributed.command_run(args))
+            client, progress = stack.enter_context(dask_run(args))
             shared = distributed.share_files(client, load, [args.index],
                                              (options, args.backend, args.max_hits, args.format))
             by_path = distributed.workers_see(client, [args.reads], thorough=False) if args.reads != "-" else False
