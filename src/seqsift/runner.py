@@ -90,12 +90,13 @@ def cuts(lo: int, hi: int, parts: int, step: int = 1) -> list[tuple[int, int]]:
 @dataclass(frozen=True)
 class Work:
     """An engine's job on every part: run(value, part), run a module-level function so a Dask
-    worker can run it too. value: the object every part needs, built here (an index, a database,
-    a compiled job); share(client): the same object made on each worker (a distributed.Resource,
-    from distributed.share_files or share_object), used only when a client is given."""
+    worker can run it too. local(): the object every part needs, made here (an index, a
+    database, a compiled job), called only for a run on this machine's threads; share(client):
+    the same object made on each worker (a distributed.Resource, from distributed.share_files or
+    share_object), called only when a client is given."""
 
     run: Callable[[Any, Any], Any]
-    value: Any = None
+    local: Callable[[], Any]
     share: Callable[[Any], Any] | None = None
 
 
@@ -113,7 +114,7 @@ def ordered(work: Work, parts: Iterable, threads: int = 1, client=None,
             raise TypeError(f"{work.run.__qualname__}: this work has no way to reach Dask workers (share)")
         yield from map_ordered(client, work.share(client), work.run, parts, progress)
         return
-    run = functools.partial(work.run, work.value)
+    run = functools.partial(work.run, work.local())
     if threads == 1:
         for part in parts:
             yield run(part)

@@ -8,15 +8,14 @@ import contextlib
 
 from seqsift import __version__
 from seqsift.alignment import scoring as scorings
-from seqsift import distributed
+from seqsift.alignment import cluster
+from seqsift.alignment.cluster import QUERIES_PER_PARTITION
 from seqsift.alignment.database import Database
 from seqsift.errors import UsageError
 from seqsift.options import EXIT_OK, add_dask_options, dask_run, positive_int
-from seqsift.ordered import in_order
 
 DEFAULT_COLUMNS = "qseqid sseqid pident length mismatch gapopen qstart qend sstart send evalue bitscore".split()
 COLUMNS = set(DEFAULT_COLUMNS) | {"score", "cigar", "qlen", "slen", "nident", "qseq", "sseq"}
-QUERIES_PER_PARTITION = 16
 
 
 def add_parser(sub, parent: argparse.ArgumentParser) -> None:
@@ -66,20 +65,7 @@ def parse_outfmt(text: str) -> tuple[str, list[str]]:
     return "6", columns
 
 
-def read_fasta(path) -> tuple[list[str], list[bytes]]:
-    from seqsift.io.fastx import read_batches
-
-    names, seqs = [], []
-    for batch in read_batches(path, batch_bases=1 << 62):
-        for i, name in enumerate(batch.names):
-            names.append(name)
-            seqs.append(batch.seq[batch.bounds[i] : batch.bounds[i + 1]].tobytes())
-    return names, seqs
-
-
 def run(args: argparse.Namespace) -> int:
-    from seqsift.alignment.report import AlignReport, load, run_queries
-    from seqsift.backend import resolve_unmeasured
     from seqsift.io.writers import atomic_output
     from seqsift.progress import Progress
 
@@ -87,35 +73,26 @@ def run(args: argparse.Namespace) -> int:
     scoring = scoring_from(args)
     if fmt == "sam" and not scoring.is_dna:
         raise UsageError("--outfmt sam is for DNA: add --dna")
-    per_task = args.partition or QUERIES_PER_PARTITION
-    q_names, q_seqs = read_fasta(args.queries)
-    d_names, d_seqs = read_fasta(args.database)
+    q_names, q_seqs = cluster.read_fasta(args.queries)
+    d_names, d_seqs = cluster.read_fasta(args.database)
     db = Database(d_names, d_seqs, scoring)  # built here whatever runs the queries: bad letters fail at once
-    options = (scoring, args.top, args.mode, fmt, columns)
+    job = cluster.work(db, args.top, args.mode, fmt, columns, args.backend, path=args.database)
     queries = list(zip(q_names, q_seqs))
     with contextlib.ExitStack() as stack:
-        if args.dask:
-            client, progress = stack.enter_context(dask_run(args, -(-len(queries) // per_task)))
-            shared = distributed.share_files(client, load, [args.database], (*options, args.backend))
-            parts = (queries[k : k + per_task] for k in range(0, len(queries), per_task))
-            texts = distributed.map_ordered(client, shared, run_queries, parts, progress.advance)
-        else:
+        if args.dask:  # tasks of --partition queries, progress in tasks
+            per_part = args.partition or QUERIES_PER_PARTITION
+            client, progress = stack.enter_context(dask_run(args, -(-len(queries) // per_part)))
+        else:  # a query at a time on each thread, progress in queries
+            per_part, client = 1, None
             progress = Progress("align", len(queries), enabled=not args.quiet, unit=" queries")
             stack.callback(progress.close)
-            report = AlignReport(db, *options, resolve_unmeasured(args.backend))
-            texts = _counted(in_order(report, ([q] for q in queries), args.threads), progress)
+        texts = cluster.align_queries(job, queries, per_part, args.threads, client, progress.advance)
         out = stack.enter_context(atomic_output(args.output))
         if fmt == "sam":
             out.write(_sam_header(d_names, d_seqs).encode())
         for text in texts:
             out.write(text)
     return EXIT_OK
-
-
-def _counted(texts, progress):
-    for text in texts:
-        yield text
-        progress.advance(1)
 
 
 def _sam_header(names: list[str], seqs: list[bytes]) -> str:

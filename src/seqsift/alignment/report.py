@@ -1,5 +1,6 @@
-"""Queries in, report text out: the chunk function `seqsift align` runs on every query, on this
-machine or on a Dask worker, with the BLAST tabular, readable-pair and SAM formatters."""
+"""Queries in, report out: what every database search runs on each part of its queries
+(cluster.run_queries), on this machine or on a Dask worker, with the BLAST tabular, readable-pair
+and SAM formatters."""
 
 from __future__ import annotations
 
@@ -14,7 +15,9 @@ KARLIN = {("BLOSUM62", 11, 1): (0.267, 0.041)}
 
 
 class AlignReport:
-    """One database, one scoring and report form; safe to call from several threads at once."""
+    """One database, one scoring and report form; safe to call from several threads at once.
+    fmt: "6" (BLAST tabular, with columns), "pair" or "sam" gives text; "hits" gives each query's
+    DatabaseHit list, as search_database does."""
 
     def __init__(self, db: Database, scoring: scorings.Scoring, top: int, mode: str, fmt: str, columns: list[str],
                  backend: str):
@@ -27,32 +30,21 @@ class AlignReport:
         self.backend = backend
         self.karlin = KARLIN.get((scoring.name, scoring.gap_open, scoring.gap_extend))
 
-    def __call__(self, queries: list[tuple[str, bytes]]) -> bytes:
+    def __call__(self, queries: list[tuple[str, bytes]]) -> bytes | list[list[DatabaseHit]]:
         """The report of each (name, sequence) query, in order."""
         text = []
+        found = []
         for name, seq in queries:
             hits = search_database([seq], self.db, top=self.top, mode=self.mode, threads=1, backend=self.backend)[0]
-            if self.fmt == "6":
+            if self.fmt == "hits":
+                found.append(hits)
+            elif self.fmt == "6":
                 text += [_tabular(name, len(seq), h, self.columns, self.karlin, self.db) for h in hits]
             elif self.fmt == "pair":
                 text += [_pair(name, h, self.scoring) for h in hits]
             else:
                 text += [_sam(name, seq, h) for h in hits]
-        return "".join(text).encode()
-
-
-def load(paths: tuple[str, ...], scoring: scorings.Scoring, top: int, mode: str, fmt: str, columns: list[str],
-         backend: str) -> AlignReport:
-    """A worker's AlignReport over the database FASTA at paths[0]."""
-    from seqsift.alignment.command import read_fasta
-    from seqsift.backend import resolve_unmeasured
-
-    names, seqs = read_fasta(paths[0])
-    return AlignReport(Database(names, seqs, scoring), scoring, top, mode, fmt, columns, resolve_unmeasured(backend))
-
-
-def run_queries(report: AlignReport, queries: list[tuple[str, bytes]]) -> bytes:
-    return report(queries)
+        return found if self.fmt == "hits" else "".join(text).encode()
 
 
 def _tabular(qname: str, qlen: int, hit: DatabaseHit, columns: list[str], karlin, db: Database) -> str:

@@ -16,8 +16,9 @@ from typing import Iterator
 import numpy as np
 
 from seqsift import distributed
+from seqsift.backend import check_backend, check_threads
 from seqsift.errors import InputError, UsageError
-from seqsift.find.api import FindJob, RecordHits, Source, memory_view, ReadOnly
+from seqsift.find.api import FindJob, ReadOnly, RecordHits, Source, as_pattern, memory_view, sequence_pattern
 from seqsift.find.pack import regular_size
 from seqsift.io.chunks import ChunkReader
 from seqsift.io.fastx import read_batches
@@ -40,7 +41,11 @@ class Span:
 
 
 def share_job(client, pattern: bytes, chunk_size: int, backend: str = "auto", threads: int | None = None):
-    """The pattern sent to every worker, each task running at once with a FindJob of its own."""
+    """The pattern sent to every worker, each task running at once with a FindJob of its own.
+    backend and threads are checked here, as the workers will take them."""
+    check_backend(backend)
+    if threads is not None:
+        check_threads(threads)
     return distributed.share_object(client, pattern, _new_job, (chunk_size, backend, threads), exclusive=True)
 
 
@@ -148,3 +153,34 @@ def record_parts(source, m: int, partition: int, revcomp: bool, count_only: bool
     """Record batches of about `partition` bases, each piece carrying the P-1 overlap."""
     for batch in read_batches(source, partition, overlap=m - 1):
         yield batch, revcomp, count_only
+
+
+# -- from Python: seqsift.find's functions on a client (seqsift.distributed names them) ------------
+def find(client, pattern, source, *, backend: str = "auto", threads: int | None = None, chunk_size: int = 64 << 20,
+         partition: int | None = None) -> np.ndarray:
+    """seqsift.find on the cluster: every offset of pattern in source (bytes, array or path)."""
+    parts = list(_find_spans(client, pattern, source, False, backend, threads, chunk_size, partition))
+    return np.concatenate(parts) if parts else np.empty(0, np.int64)
+
+
+def find_count(client, pattern, source, *, backend: str = "auto", threads: int | None = None,
+               chunk_size: int = 64 << 20, partition: int | None = None) -> int:
+    """seqsift.find_count on the cluster."""
+    return int(sum(_find_spans(client, pattern, source, True, backend, threads, chunk_size, partition)))
+
+
+def find_records(client, pattern, source, *, revcomp: bool = False, backend: str = "auto", threads: int | None = None,
+                 chunk_size: int = 64 << 20, partition: int | None = None) -> RecordHits:
+    """seqsift.find_records on the cluster: the records are read here, in batches of partition bases."""
+    pattern = as_pattern(pattern)
+    m = len(sequence_pattern(pattern))
+    job = share_job(client, pattern, chunk_size, backend, threads)
+    parts = record_parts(source, m, partition or DEFAULT_PARTITION, revcomp, False)
+    return RecordHits.concat(list(distributed.map_ordered(client, job, search_batch, parts)))
+
+
+def _find_spans(client, pattern, source, count_only, backend, threads, chunk_size, partition):
+    pattern = as_pattern(pattern)
+    job = share_job(client, pattern, chunk_size, backend, threads)
+    for _, result in search_sources(client, job, [source], len(pattern), partition or DEFAULT_PARTITION, count_only):
+        yield result

@@ -10,13 +10,11 @@ import sys
 import time
 
 
-from seqsift import distributed
 from seqsift.errors import UsageError
 from seqsift.options import EXIT_FOUND, EXIT_NONE, EXIT_OK, add_dask_options, dask_run, positive_int, warn
-from seqsift.ordered import in_order
 from seqsift.fmindex.query import SHORTCUTS, SearchOptions
 
-BATCH_READS = 1 << 16
+BATCH_READS = 1 << 16  # reads a batch (read_search.DEFAULT_BATCH)
 
 
 def add_parser(sub, parent: argparse.ArgumentParser) -> None:
@@ -85,36 +83,27 @@ def run_index(args: argparse.Namespace) -> int:
 
 
 def run_search(args: argparse.Namespace) -> int:
-    from seqsift import backend as backends
+    from seqsift.fmindex import cluster
     from seqsift.fmindex.api import FMIndex
     from seqsift.fmindex.output import sam_header
-    from seqsift.fmindex.read_search import ReadSearch, load, run_block
-    from seqsift.fmindex.reference import READ_CODE
+    from seqsift.fmindex.read_search import search_reads
     from seqsift.io.openers import check_readable
-    from seqsift.io.reads import read_blocks, read_reads
     from seqsift.io.writers import atomic_output
 
     if args.max_hits < 0:
         raise UsageError(f"--max-hits {args.max_hits}: give 0 (count only) or more")
     if args.format == "sam" and args.max_hits == 0:
         raise UsageError("--format sam needs positions: give --max-hits 1 or more")
-    batch_reads = args.partition or args.batch_reads
     index = FMIndex.load(args.index)  # checked here whatever runs the batches: a bad index fails at once
     check_readable(args.reads)
     options = SearchOptions(kmer_table=not args.no_kmer_table, shortcut=args.shortcut, width=args.interleave,
                             verify_rows=args.verify_rows)
+    job = cluster.work(index, options, args.backend, args.max_hits, args.format, path=args.index)
     matched = False
     with contextlib.ExitStack() as stack:
-        if args.dask:
-            client, progress = stack.enter_context(dask_run(args))
-            shared = distributed.share_files(client, load, [args.index],
-                                             (options, args.backend, args.max_hits, args.format))
-            by_path = distributed.workers_see(client, [args.reads], thorough=False) if args.reads != "-" else False
-            results = distributed.map_ordered(client, shared, run_block, read_blocks(args.reads, batch_reads, by_path),
-                                              progress.advance)
-        else:
-            job = ReadSearch(index, options, backends.resolve_unmeasured(args.backend), args.max_hits, args.format)
-            results = in_order(job, read_reads(args.reads, batch_reads, READ_CODE), args.threads)
+        client, progress = stack.enter_context(dask_run(args)) if args.dask else (None, None)
+        results = search_reads(job, args.reads, args.partition or args.batch_reads, args.threads, client,
+                               progress and progress.advance)
         out = stack.enter_context(atomic_output(args.output))
         if args.format == "sam":
             out.write(sam_header(index.names, index.reference.lengths, shlex.join(["seqsift"] + sys.argv[1:])))

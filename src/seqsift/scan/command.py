@@ -117,18 +117,15 @@ def _on_cluster(args: argparse.Namespace, scanner: Scanner, objects, report):
 
     if args.no_verify or args.stats:
         raise UsageError("--no-verify and --stats show one machine's filter at work: run them without --dask")
-    partition = args.partition or cluster.DEFAULT_PARTITION
     with dask_run(args) as (client, progress):
-        shared = distributed.share_files(client, cluster.scanner_from_files, args.db, (_options(args),), exclusive=True)
-        roots = [p for p in args.paths if p != STDIN]
-        by_path = STDIN not in args.paths and distributed.workers_see(client, roots, thorough=False)
-        for done in distributed.map_ordered(client, shared, cluster.scan_objects,
-                                            cluster.groups(objects, partition, by_path, report), progress.advance):
-            for path, why in done.errors:
+        done = cluster.scan_groups(cluster.work(args.db, _options(args)), objects, report,
+                                   args.partition or cluster.DEFAULT_PARTITION, client, args.paths, progress.advance)
+        for group in done:
+            for path, why in group.errors:
                 report(path, why)
-            scanner.stats.files += done.files
-            scanner.stats.bytes += done.bytes
-            yield from done.results
+            scanner.stats.files += group.files
+            scanner.stats.bytes += group.bytes
+            yield from group.results
 
 
 def _json(obj: dict) -> bytes:
