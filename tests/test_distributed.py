@@ -18,6 +18,7 @@ from seqsift.fmindex.api import FMIndex
 from seqsift.fmindex.query import SearchOptions
 from seqsift.fmindex.read_search import Encoded, run_batch
 from seqsift.fmindex.reference import encode_reads
+from seqsift.runner import by_source
 from tests import naive
 from tests.conftest import shared_file
 
@@ -52,7 +53,7 @@ def both(tmp_path, argv, address):
 # -- the generic mechanism -----------------------------------------------------------------------
 def test_by_source_yields_every_input_in_order_with_empty_ones():
     tagged = [(1, "a"), (1, "b"), (3, "c")]
-    assert [(k, list(r)) for k, r in cluster.by_source(5, tagged)] == [
+    assert [(k, list(r)) for k, r in by_source(5, tagged)] == [
         (0, []), (1, ["a", "b"]), (2, []), (3, ["c"]), (4, [])]
 
 

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import itertools
 import logging
 import os
 import re
@@ -289,33 +288,6 @@ def map_ordered(client, resource: Resource, chunk: Callable, partitions: Iterabl
     finally:
         for future in pending:
             future.cancel()
-
-
-def map_tagged(client, resource: Resource, chunk: Callable, tagged: Iterable[tuple[Any, Any]],
-               progress: Callable[[int], None] | None = None) -> Iterator[tuple[Any, Any]]:
-    """map_ordered over (tag, partition) pairs: yields (tag, result), the tag never leaving here."""
-    tags: deque = deque()
-
-    def parts():
-        for tag, part in tagged:
-            tags.append(tag)
-            yield part
-
-    for result in map_ordered(client, resource, chunk, parts(), progress):
-        yield tags.popleft(), result
-
-
-def by_source(count: int, tagged: Iterable[tuple[int, Any]]) -> Iterator[tuple[int, Iterator]]:
-    """(k, iterator of input k's results) for every k < count in order, inputs with no
-    partitions included, from (k, result) pairs in input order. Consume each before the next."""
-    following = 0
-    for k, group in itertools.groupby(tagged, key=lambda t: t[0]):
-        for empty in range(following, k):
-            yield empty, iter(())
-        yield k, (result for _, result in group)
-        following = k + 1
-    for empty in range(following, count):
-        yield empty, iter(())
 
 
 # -- the engines, from Python ---------------------------------------------------------------------

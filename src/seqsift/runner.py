@@ -159,3 +159,31 @@ def _take(pending: deque, progress):
     if progress:
         progress(1)
     return result
+
+
+# -- parts tagged with their input ------------------------------------------------------------------
+def tagged(work: Work, pairs: Iterable[tuple[Any, Any]], threads: int = 1, client=None,
+           progress: Callable[[int], None] | None = None) -> Iterator[tuple[Any, Any]]:
+    """ordered() over (tag, part) pairs: yields (tag, result), the tag never leaving here."""
+    tags: deque = deque()
+
+    def parts():
+        for tag, part in pairs:
+            tags.append(tag)
+            yield part
+
+    for result in ordered(work, parts(), threads, client, progress):
+        yield tags.popleft(), result
+
+
+def by_source(count: int, pairs: Iterable[tuple[int, Any]]) -> Iterator[tuple[int, Iterator]]:
+    """(k, iterator of input k's results) for every k < count in order, inputs with no
+    parts included, from (k, result) pairs in input order. Consume each before the next."""
+    following = 0
+    for k, group in itertools.groupby(pairs, key=lambda t: t[0]):
+        for empty in range(following, k):
+            yield empty, iter(())
+        yield k, (result for _, result in group)
+        following = k + 1
+    for empty in range(following, count):
+        yield empty, iter(())

@@ -7,7 +7,6 @@ import sys
 
 from seqsift import __version__
 from seqsift import backend as backends
-from seqsift import distributed
 from seqsift.errors import InputError, UsageError
 from seqsift.find.api import DEFAULT_CHUNK_SIZE, FindJob, as_pattern
 from seqsift.find.pack import regular_size
@@ -15,6 +14,7 @@ from seqsift.io.openers import STDIN, check_readable
 from seqsift.io.writers import RowWriter, atomic_output
 from seqsift.options import EXIT_ERROR, EXIT_FOUND, EXIT_NONE, add_dask_options, dask_run, parse_size, warn
 from seqsift.progress import Progress
+from seqsift.runner import by_source
 
 
 def add_parser(sub, parent: argparse.ArgumentParser) -> None:
@@ -90,15 +90,13 @@ def _on_cluster(args: argparse.Namespace, pattern: bytes, paths: list[str]):
 
     partition = args.partition or cluster.DEFAULT_PARTITION
     with dask_run(args) as (client, progress):
-        job = cluster.share_job(client, pattern, args.chunk_size, args.backend)
-        m = len(pattern)
+        job = cluster.work(pattern, args.chunk_size, args.backend)
         if args.fasta:
-            tagged = ((k, part) for k, p in enumerate(paths)
-                      for part in cluster.record_parts(p, m, partition, args.revcomp, args.count))
-            done = distributed.map_tagged(client, job, cluster.search_batch, tagged, progress.advance)
+            done = cluster.search_records(job, paths, len(pattern), partition, args.revcomp, args.count, client,
+                                          progress.advance)
         else:
-            done = cluster.search_sources(client, job, paths, m, partition, args.count, progress.advance)
-        for k, parts in distributed.by_source(len(paths), done):
+            done = cluster.search_sources(job, paths, len(pattern), partition, args.count, client, progress.advance)
+        for k, parts in by_source(len(paths), done):
             yield paths[k], parts
 
 
