@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 from seqsift import distributed
-from seqsift.backend import check_backend, resolve_unmeasured
+from seqsift.backend import check_backend, check_threads, resolve_unmeasured
 from seqsift.fmindex.api import FMIndex, Hit
 from seqsift.fmindex.query import SearchOptions
 from seqsift.fmindex.read_search import DEFAULT_BATCH, ReadSearch, run_batch, search_reads
@@ -44,11 +44,14 @@ def work(index: FMIndex, options: SearchOptions, backend: str, max_hits: int, fm
 
 
 # -- from Python: FMIndex.locate on a client (seqsift.distributed names it) -----------------------------
-def search(client, index, reads, *, max_hits: int = 100, backend: str = "auto",
+def search(client, index, reads, *, max_hits: int = 100, threads: int | None = None, backend: str = "auto",
            partition: int = DEFAULT_PARTITION) -> list[tuple[int, list[Hit]]]:
     """FMIndex.locate on the cluster: (count, first max_hits hits) of each read. index: an .ssx
     path (shared by path or sent) or an FMIndex; reads: a list of sequences or a FASTQ/FASTA path,
-    read here in batches of partition reads."""
+    read here in batches of partition reads. A task is one worker thread: threads, if given, is
+    checked and otherwise left to Dask."""
+    if threads is not None:
+        check_threads(threads)
     path = None
     if not isinstance(index, FMIndex):
         path, index = index, FMIndex.load(index)  # a bad index fails here, as locally
