@@ -183,7 +183,7 @@ def test_bad_threads_is_named(small_index, name, threads):
 
 @pytest.mark.parametrize("name", NAMES)
 def test_bad_backend_is_named(small_index, name):
-    with pytest.raises(UsageError, match=r"backend='gpu' is not one of auto, cpu, cuda"):
+    with pytest.raises(UsageError, match=r"backend 'gpu' is not one of auto, cpu, cuda"):
         entry_points(small_index)[name](backend="gpu")
 
 
@@ -209,3 +209,16 @@ def test_fmindex_threads_and_backend_give_the_same_hits(small_index, rng):
     assert small_index.count(reads, threads=3).tolist() == [c for c, _ in want]
     records = naive.read_records(fasta)
     assert [len(naive.dna_hits(records, r)) for r in reads] == [c for c, _ in want]
+
+
+@pytest.mark.cuda
+def test_fmindex_backend_cuda_takes_the_gpu_search(small_index):
+    """backend="cuda" routes FMIndex.count/locate to the FM-index GPU search (the simulator under
+    NUMBA_ENABLE_CUDASIM=1), with the CPU's results."""
+    from seqsift.fmindex._gpu import GpuSearcher
+
+    index, _ = small_index
+    reads = ["ACGTTGCAAGG", "GATAGGACGT", "CCTATCGG", "ACGTN", ""]
+    assert index.locate(reads, 20, backend="cuda", threads=2) == index.locate(reads, 20, backend="cpu")
+    assert index.count(reads, backend="cuda").tolist() == index.count(reads, backend="cpu").tolist()
+    assert any(isinstance(s, GpuSearcher) for s in index._searchers.values())

@@ -40,7 +40,7 @@ def _simulated() -> bool:
 def check_backend(name: str) -> str:
     """The name, when it is one of BACKENDS (where it runs is decided later, e.g. on a worker)."""
     if name not in BACKENDS:
-        raise UsageError(f"backend={name!r} is not one of {', '.join(BACKENDS)}")
+        raise UsageError(f"backend {name!r} is not one of {', '.join(BACKENDS)}")
     return name
 
 

@@ -17,9 +17,6 @@ if TYPE_CHECKING:  # the kernels and the suffix sorter load on first use, not on
     from seqsift.fmindex.query import SearchOptions
 
 
-BATCH_READS = 1 << 16  # reads a batch: the unit count() and locate() give a thread
-
-
 class Hit(NamedTuple):
     record: str
     position: int  # 0-based, leftmost, on the forward strand
@@ -85,12 +82,13 @@ class FMIndex:
         reads searched at once (None: every core); backend: "cpu", "cuda" (the GPU's search) or
         "auto" (the CPU until the GPU's search is measured on a real GPU, docs/gpu.md)."""
         from seqsift.backend import check_threads, resolve_unmeasured
+        from seqsift.fmindex.read_search import DEFAULT_BATCH
         from seqsift.runner import Work, ordered
 
         threads = check_threads(threads)
         searcher = self.searcher(backend=resolve_unmeasured(backend))
         reads = list(reads)
-        batches = (encode_reads(reads[k : k + BATCH_READS]) for k in range(0, len(reads), BATCH_READS))
+        batches = (encode_reads(reads[k : k + DEFAULT_BATCH]) for k in range(0, len(reads), DEFAULT_BATCH))
         counts = list(ordered(Work(_count, lambda: searcher), batches, threads))
         return np.concatenate(counts) if counts else np.empty(0, np.int64)
 
@@ -100,7 +98,7 @@ class FMIndex:
         the path of a FASTQ/FASTA file of reads. threads and backend as for count()."""
         from seqsift.backend import check_threads, resolve_unmeasured
         from seqsift.fmindex.query import SearchOptions
-        from seqsift.fmindex.read_search import ReadSearch, run_batch, search_reads
+        from seqsift.fmindex.read_search import DEFAULT_BATCH, ReadSearch, run_batch, search_reads
         from seqsift.runner import Work
 
         threads = check_threads(threads)
@@ -108,7 +106,7 @@ class FMIndex:
             raise UsageError(f"max_hits={max_hits!r}: give 0 (count only) or more")
         search = ReadSearch(self, SearchOptions(), resolve_unmeasured(backend), max_hits, "hits")
         job = Work(run_batch, lambda: search)
-        return [hit for hits, _ in search_reads(job, reads, BATCH_READS, threads) for hit in hits]
+        return [hit for hits, _ in search_reads(job, reads, DEFAULT_BATCH, threads) for hit in hits]
 
     def locate_codes(self, codes: np.ndarray, bounds: np.ndarray, max_hits: int = 100) -> list[tuple[int, list[Hit]]]:
         """locate() of reads already encoded (codes 0-3, 255 for other letters, and bounds)."""
