@@ -42,16 +42,17 @@ class Span:
     data: bytes | None = None
 
 
-def work(pattern: bytes, chunk_size: int, backend: str = "auto", threads: int | None = None) -> Work:
-    """search_part on each part, by a FindJob: made here, or on each worker from the pattern sent
-    there (each task running at once with a FindJob of its own). backend and threads are
-    checked here, as the workers will take them."""
+def work(pattern: bytes, chunk_size: int, backend: str = "auto", threads: int | None = None,
+         job: FindJob | None = None) -> Work:
+    """search_part on each part, by a FindJob: job (or one made) here, or on each worker from the
+    pattern sent there (each task running at once with a FindJob of its own). backend and
+    threads are checked here, as the workers will take them."""
     check_backend(backend)
     if threads is not None:
         check_threads(threads)
     options = (chunk_size, backend, threads)
     share = lambda client: distributed.share_object(client, pattern, _new_job, options, exclusive=True)  # noqa: E731
-    return Work(search_part, lambda: _new_job(pattern, *options), share)
+    return Work(search_part, (lambda: job) if job is not None else (lambda: _new_job(pattern, *options)), share)
 
 
 def _new_job(pattern: bytes, chunk_size: int, backend: str, threads: int | None) -> FindJob:
@@ -74,11 +75,19 @@ def search_sources(job: Work, sources: list[Source], m: int, partition: int, cou
 
 
 def search_records(job: Work, sources: list, m: int, partition: int, revcomp: bool, count_only: bool, client=None,
-                   progress=None):
+                   progress=None, bases=None):
     """(input number, RecordHits or count) per batch of records of about `partition` bases of
-    every source, in order."""
-    pairs = ((k, part) for k, p in enumerate(sources) for part in record_parts(p, m, partition, revcomp, count_only))
-    return tagged(job, pairs, 1, client, progress)
+    every source, in order: FindJob.record_hits over every source, on this machine or a client.
+    progress(1) as each batch is done; bases(n) as the next batch is read (here, where batches
+    run one at a time: as the batch before is done)."""
+    def pairs():
+        for k, source in enumerate(sources):
+            for part in record_parts(source, m, partition, revcomp, count_only):
+                yield k, part
+                if bases:
+                    bases(int(part[0].seq.size))
+
+    return tagged(job, pairs(), 1, client, progress)
 
 
 def search_part(job: FindJob, part):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 
 from seqsift import __version__
@@ -68,10 +69,10 @@ def run(args: argparse.Namespace) -> int:
         if progress.enabled and not args.fasta:  # --fasta counts bases, not file bytes
             progress.total = _total_size(readable)
         try:
-            if args.dask:
+            if args.fasta:
+                results = _records(args, job, readable, progress)
+            elif args.dask:
                 results = _on_cluster(args, pattern, readable)
-            elif args.fasta:
-                results = ((p, job.record_hits(p, args.revcomp, args.count, progress.advance)) for p in readable)
             else:
                 results = job.search_files(readable, args.count, progress.advance)
             for path, parts in results:
@@ -84,18 +85,32 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_ERROR if failed else EXIT_FOUND if found else EXIT_NONE
 
 
+def _records(args: argparse.Namespace, job: FindJob, paths: list[str], progress: Progress):
+    """(path, its record hits or counts) per path: one engine call, batches of records searched
+    here one after another (each on job's threads) or by Dask workers, runner.ordered deciding."""
+    from seqsift.find import cluster
+
+    work = cluster.work(job.pattern, args.chunk_size, args.backend, job=job)
+    with contextlib.ExitStack() as stack:
+        if args.dask:  # the bar counts partitions
+            client, bar = stack.enter_context(dask_run(args))
+            partition, done_parts, bases = args.partition or cluster.DEFAULT_PARTITION, bar.advance, None
+        else:  # the bar counts bases
+            client, partition, done_parts, bases = None, job.chunk_size, None, progress.advance
+        done = cluster.search_records(work, paths, len(job.pattern), partition, args.revcomp, args.count, client,
+                                      done_parts, bases)
+        for k, parts in by_source(len(paths), done):
+            yield paths[k], parts
+
+
 def _on_cluster(args: argparse.Namespace, pattern: bytes, paths: list[str]):
-    """(path, its results) per path, as FindJob gives them, computed by Dask workers."""
+    """(path, its results) per path, as FindJob.search_files gives them, computed by Dask workers."""
     from seqsift.find import cluster
 
     partition = args.partition or cluster.DEFAULT_PARTITION
     with dask_run(args) as (client, progress):
         job = cluster.work(pattern, args.chunk_size, args.backend)
-        if args.fasta:
-            done = cluster.search_records(job, paths, len(pattern), partition, args.revcomp, args.count, client,
-                                          progress.advance)
-        else:
-            done = cluster.search_sources(job, paths, len(pattern), partition, args.count, client, progress.advance)
+        done = cluster.search_sources(job, paths, len(pattern), partition, args.count, client, progress.advance)
         for k, parts in by_source(len(paths), done):
             yield paths[k], parts
 
