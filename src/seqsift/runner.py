@@ -29,6 +29,11 @@ _LOCK = threading.Lock()
 _POOL: ThreadPoolExecutor | None = None
 _POOL_SIZE = 0
 IN_FLIGHT_PER_THREAD = 2  # parts submitted ahead per thread: a thread never waits for the next part
+_THIS = threading.local()
+
+
+def _mark_pool_thread() -> None:
+    _THIS.in_pool = True
 
 
 def pool(threads: int) -> ThreadPoolExecutor:
@@ -40,7 +45,7 @@ def pool(threads: int) -> ThreadPoolExecutor:
         if _POOL is None or _POOL_SIZE < threads:
             old = _POOL
             _POOL_SIZE = max(threads, 4 * (os.cpu_count() or 1), 32)
-            _POOL = ThreadPoolExecutor(_POOL_SIZE, thread_name_prefix="seqsift")
+            _POOL = ThreadPoolExecutor(_POOL_SIZE, thread_name_prefix="seqsift", initializer=_mark_pool_thread)
             if old is not None:
                 old.shutdown(wait=False)
         return _POOL
@@ -48,7 +53,8 @@ def pool(threads: int) -> ThreadPoolExecutor:
 
 # -- one buffer, cut into items ---------------------------------------------------------------------
 def split(fn: Callable, items: list, threads: int, *, slot: bool = False) -> list:
-    """[fn(item) for item in items] on up to `threads` threads, the calling thread one of them.
+    """[fn(item) for item in items] on up to `threads` threads of the pool (the calling thread one
+    of them when it is itself a pool thread).
     slot=True calls fn(item, k), k < threads being the worker running it, unique among the items
     running at once (an index into per-thread scratch buffers)."""
     workers = min(threads, len(items))
@@ -67,12 +73,15 @@ def split(fn: Callable, items: list, threads: int, *, slot: bool = False) -> lis
         except BaseException as exc:
             failed.append(exc)
 
-    helpers = [pool(workers).submit(work, k) for k in range(1, workers)]
-    work(0)
+    # A thread of the pool (running a part of ordered()) works on its items itself, and drops the
+    # helpers not started yet (the pool busy with other parts): nested use never waits on itself.
+    # Any other thread hands every item to the pool and waits, leaving its core to the helpers.
+    nested = getattr(_THIS, "in_pool", False)
+    helpers = [pool(workers).submit(work, k) for k in range(1 if nested else 0, workers)]
+    if nested:
+        work(0)
     for helper in helpers:
-        # A helper not started yet (the pool busy with other work) has nothing left to take: drop
-        # it rather than wait for a thread, so nested use never waits on itself.
-        if not helper.cancel():
+        if not (nested and helper.cancel()):
             helper.result()
     if failed:
         raise failed[0]
