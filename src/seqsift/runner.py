@@ -8,8 +8,9 @@ shared by every engine and every object; none is started for threads=1):
   bounded however long the input. With a Dask client the same work runs on the cluster
   (distributed.map_ordered), with the same results.
 - `split(fn, items, threads)`: one buffer cut into items searched at once (find's ranges of
-  candidate starts, scan's slices of a buffer), results in item order. The calling thread works
-  too, and helpers take items as they free up, so unequal items even out.
+  candidate starts, scan's slices of a buffer), results in item order. `threads` helpers take
+  items as they free up, so unequal items even out; a pool thread splitting again (a part of
+  `ordered` cut further) takes items itself, so nested use never waits on a busy pool.
 
 threads=1 runs everything in the calling thread: `-t 1` is one core.
 """
