@@ -1,4 +1,7 @@
-"""The layers of docs/DESIGN's "Layout", checked on the source: every arrow points down.
+"""seqsift's layers, checked on the source: every arrow points down. From the top: cli.py (and the
+console entry), the subcommand modules (`*/command.py`, `fmindex/commands.py`, demo, the Lab),
+the engines (find, scan, fmindex, alignment, map), then io/, runner.py and distributed.py, and
+the bottom (options, progress, errors, backend, precompiled, intrinsics).
 
 Every module under src/seqsift is parsed with ast; an import counts wherever it is written (at
 module level or inside a function, where the engines defer their heavy ones), relative imports
@@ -102,16 +105,24 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
+def is_command(name: str) -> bool:
+    return name.rpartition(".")[2] in ("command", "commands")
+
+
 def layer_violations(graph: dict[str, set[str]]) -> list[str]:
     """Arrows pointing up: anything but the console entry importing the CLI (the engines, io,
-    the Lab's experiment, distributed among them), distributed importing an engine."""
+    the Lab's experiment, distributed among them); anything but the CLI or another subcommand
+    importing a subcommand module; distributed or io importing an engine."""
     bad = []
     for module, targets in sorted(graph.items()):
         for target in sorted(targets):
             if inside(target, "seqsift.cli") and module not in CLI_USERS:
                 bad.append(f"{module} imports {target}: the CLI is the top (use seqsift.options)")
-            if inside(module, "seqsift.distributed") and any(inside(target, e) for e in ENGINES):
-                bad.append(f"{module} imports {target}: distributed sits below the engines")
+            if is_command(target) and not (is_command(module) or inside(module, "seqsift.cli")):
+                bad.append(f"{module} imports {target}: subcommand modules sit above the engines")
+            for lower in ("seqsift.distributed", "seqsift.io"):
+                if inside(module, lower) and any(inside(target, e) for e in ENGINES):
+                    bad.append(f"{module} imports {target}: {lower} sits below the engines")
     return bad
 
 
@@ -125,8 +136,9 @@ def test_checker_finds_a_two_module_cycle_and_a_longer_one():
 def test_checker_finds_arrows_pointing_up():
     graph = {"seqsift.find.command": {"seqsift.cli"}, "seqsift.distributed": {"seqsift.scan.cluster"},
              "seqsift.cli": {"seqsift.find.command"}, "seqsift.runner": {"seqsift.distributed"},
-             "seqsift.io.fastx": {"seqsift.cli"}, "seqsift.__main__": {"seqsift.cli"}}
-    assert len(layer_violations(graph)) == 3
+             "seqsift.io.fastx": {"seqsift.cli"}, "seqsift.__main__": {"seqsift.cli"},
+             "seqsift.alignment.cluster": {"seqsift.alignment.command"}, "seqsift.io.reads": {"seqsift.fmindex.api"}}
+    assert len(layer_violations(graph)) == 5
 
 
 def test_checker_reads_imports_in_functions_and_relative_ones(tmp_path):
@@ -142,7 +154,7 @@ def test_checker_reads_imports_in_functions_and_relative_ones(tmp_path):
     assert graph["seqsift.distributed"] == {"seqsift.find.api"}
     assert graph["seqsift.find.api"] == {"seqsift.cli", "seqsift.find.command"}
     assert cycles(graph) == [["seqsift.find.api", "seqsift.find.command"]]
-    assert len(layer_violations(graph)) == 2
+    assert len(layer_violations(graph)) == 3  # the CLI, a subcommand module, an engine from distributed
 
 
 # -- the tree ---------------------------------------------------------------------------------------
