@@ -13,8 +13,12 @@ import seqsift
 from seqsift import distributed as cluster
 from seqsift.alignment import Database, matrix, search_database
 from seqsift.cli import main
+from seqsift.fmindex import cluster as fmindex_cluster
 from seqsift.fmindex.api import FMIndex
+from seqsift.fmindex.query import SearchOptions
+from seqsift.fmindex.read_search import Encoded, run_batch
 from seqsift.fmindex.reference import encode_reads
+from seqsift.runner import by_source
 from tests import naive
 from tests.conftest import LAMBDA, data_file
 
@@ -49,7 +53,7 @@ def both(tmp_path, argv, address):
 # -- the generic mechanism -----------------------------------------------------------------------
 def test_by_source_yields_every_input_in_order_with_empty_ones():
     tagged = [(1, "a"), (1, "b"), (3, "c")]
-    assert [(k, list(r)) for k, r in cluster.by_source(5, tagged)] == [
+    assert [(k, list(r)) for k, r in by_source(5, tagged)] == [
         (0, []), (1, ["a", "b"]), (2, []), (3, ["c"]), (4, [])]
 
 
@@ -60,10 +64,11 @@ def test_files_are_read_by_path_when_seen_and_sent_otherwise(client, lambda_inde
     expected = FMIndex.load(lambda_index).locate(reads, 5)
     codes, bounds = encode_reads(reads)
     for send in (False, True):
-        shared = cluster.share_files(client, cluster._load_index, [str(lambda_index)], send=send)
+        shared = cluster.share_files(client, fmindex_cluster.load, [str(lambda_index)],
+                                     (SearchOptions(), "cpu", 5, "hits"), send=send)
         assert (shared.payload is not None) == send
-        got = list(cluster.map_ordered(client, shared, cluster._locate, [((codes, bounds), 5)]))
-        assert got == [expected]
+        got = list(cluster.map_ordered(client, shared, run_batch, [Encoded(codes, bounds)]))
+        assert [hits for hits, _ in got] == [expected]
 
 
 # -- exact search --------------------------------------------------------------------------------
@@ -209,7 +214,7 @@ def test_a_killed_worker_loses_and_duplicates_nothing(lambda_index, rng):
     expected = index.locate(reads, 4)
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
                                   silence_logs=50) as lc, distributed.Client(lc) as client:
-        shared = cluster.share_files(client, cluster._load_index, [str(lambda_index)])
+        shared = cluster.share_files(client, fmindex_cluster.load, [str(lambda_index)], (SearchOptions(), "cpu", 4, "hits"))
         client.run(cluster._checkout, shared.spec, None)  # both workers hold the index before the clock starts
         pids = client.run(os.getpid)
         killed = []
@@ -225,9 +230,9 @@ def test_a_killed_worker_loses_and_duplicates_nothing(lambda_index, rng):
             os.kill(pids[victim], signal.SIGKILL)
 
         per = 25
-        parts = [(encode_reads(reads[k : k + per]), 4) for k in range(0, len(reads), per)]
-        got = [hit for part in cluster.map_ordered(client, shared, cluster._locate, parts, kill_one, window=40)
-               for hit in part]
+        parts = [Encoded(*encode_reads(reads[k : k + per])) for k in range(0, len(reads), per)]
+        got = [hit for hits, _ in cluster.map_ordered(client, shared, run_batch, parts, kill_one, window=40)
+               for hit in hits]
         assert killed and killed[0][1] > 0  # the victim was working or holding results when it died
         assert set(client.run(os.getpid).values()) != set(pids.values())  # its process is gone
     assert got == expected

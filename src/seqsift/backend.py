@@ -53,10 +53,16 @@ def _simulated() -> bool:
     return os.environ.get("NUMBA_ENABLE_CUDASIM", "0") not in ("", "0")
 
 
-def resolve(name: str) -> str:
-    """Turn a backend name into "cpu" or "cuda"; "auto" takes a real GPU when there is one."""
+def check_backend(name: str) -> str:
+    """The name, when it is one of BACKENDS (where it runs is decided later, e.g. on a worker)."""
     if name not in BACKENDS:
         raise UsageError(f"backend {name!r} is not one of {', '.join(BACKENDS)}")
+    return name
+
+
+def resolve(name: str) -> str:
+    """Turn a backend name into "cpu" or "cuda"; "auto" takes a real GPU when there is one."""
+    check_backend(name)
     if name == "cpu":
         return "cpu"
     usable, why = cuda_status()
@@ -91,6 +97,6 @@ def default_threads() -> int:
 def check_threads(threads: int | None) -> int:
     if threads is None:
         return default_threads()
-    if not isinstance(threads, int) or threads < 1:
+    if not isinstance(threads, int) or isinstance(threads, bool) or threads < 1:
         raise UsageError(f"threads={threads!r}: give a whole number of at least 1")
     return threads

@@ -1,6 +1,7 @@
 """The `seqsift` command: one subcommand per engine, one place that maps errors to exit codes.
 
-Exit status: 0 found, 1 nothing found, 2 usage or input error, 130 interrupted.
+Exit status: each command's own for its results (options.py: grep's 0 found / 1 none for find and
+search, clamscan's 0 clean / 1 found for scan), 2 usage or input error, 130 interrupted.
 """
 
 from __future__ import annotations
@@ -8,51 +9,13 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
-import re
 import signal
 import sys
 import traceback
 
 from seqsift import __version__
-from seqsift import backend as backends
 from seqsift.errors import SeqsiftError
-
-EXIT_FOUND, EXIT_NONE, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
-_SIZE = re.compile(r"^\s*(\d+)\s*([kKmMgGtT]?)(i?[bB])?\s*$")
-
-
-def parse_size(text: str) -> int:
-    """'64M', '1G', '4096' -> bytes (binary multiples)."""
-    match = _SIZE.match(text)
-    if not match or int(match.group(1)) < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a size: use a number with an optional K, M or G, e.g. 64M")
-    return int(match.group(1)) << (10 * " KMGT".index(match.group(2).upper() or " "))
-
-
-def positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of at least 1")
-    return value
-
-
-def common_options() -> argparse.ArgumentParser:
-    """Options every subcommand takes."""
-    p = argparse.ArgumentParser(add_help=False)
-    g = p.add_argument_group("common options")
-    g.add_argument("-t", "--threads", type=positive_int, default=backends.default_threads(),
-                   help="CPU threads (default: all %(default)s cores)")
-    g.add_argument("-o", "--output", metavar="FILE", help="write results to FILE (default: standard output); "
-                   "FILE.gz is written gzipped, FILE.bam as BAM where the output is SAM")
-    g.add_argument("-q", "--quiet", action="store_true", help="no progress bar or messages on stderr")
-    g.add_argument("--backend", choices=backends.BACKENDS, default="auto",
-                   help="where kernels run; auto takes a GPU when one is usable (default: %(default)s)")
-    g.add_argument("--debug", action="store_true", help="show tracebacks of internal errors")
-    return p
-
+from seqsift.options import EXIT_ERROR, EXIT_INTERRUPTED, common_options
 
 # The module defining each subcommand. Only the one a command line names is imported, so a
 # command does not pay for the others' imports (Numba's among them: ~0.5 s).
@@ -116,12 +79,6 @@ def main(argv: list[str] | None = None) -> int:
         else:
             sys.stderr.write(f"seqsift {args.command}: internal error: {exc!r} (run with --debug for details)\n")
         return EXIT_ERROR
-
-
-def warn(args: argparse.Namespace, message: str) -> None:
-    """A message on stderr unless -q (errors are always shown)."""
-    if not getattr(args, "quiet", False):
-        sys.stderr.write(f"seqsift {args.command}: {message}\n")
 
 
 def entry() -> None:

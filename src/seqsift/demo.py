@@ -10,6 +10,7 @@ import numpy as np
 
 from seqsift import __version__
 from seqsift import backend as backends
+from seqsift.options import EXIT_OK
 
 # Restriction sites and the cos site of phage lambda: known answers a newcomer can check.
 SITES = (
@@ -66,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
     _map_part(args)
     print("\nTry it:  seqsift find --fasta --revcomp GAATTC genome.fa.gz   |   seqsift find -c --hex 4d5a9000 /usr/bin/*"
           "   |   seqsift scan -r --db sigs.ndb /usr/lib   |   seqsift map genome.fa r1.fq r2.fq -o out.bam")
-    return 0
+    return EXIT_OK
 
 
 def _scan_part(args: argparse.Namespace, genome: np.ndarray) -> None:

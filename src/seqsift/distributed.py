@@ -1,6 +1,9 @@
 """Scale out on Dask: every engine on a cluster, with the results of one machine.
 
-One mechanism serves all four engines:
+What is generic lives here (the client, sharing files and objects with workers, a worker's cache
+of them, the ordered map over a client); each engine's partitions and worker function live in its
+own cluster.py, and runner.ordered chooses between this machine's threads and a client. One
+mechanism serves all four engines:
 - the engine cuts its input into partitions in input order (batches of reads or queries at record
   boundaries, groups of files, byte ranges carrying the pattern's overlap);
 - what every partition needs (an index, a database, signatures) reaches each worker process once:
@@ -22,7 +25,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import itertools
 import logging
 import os
 import re
@@ -80,37 +82,6 @@ def connect(spec: str) -> Iterator[Any]:
         client.close()
         if cluster is not None:
             cluster.close()
-
-
-def add_options(parser, unit: str, kind: Callable | None = None) -> None:
-    """The --dask options of a subcommand; unit says what --partition counts for this engine, kind
-    parses it (a whole number of at least 1 by default)."""
-    from seqsift.cli import positive_int
-
-    kind = kind or positive_int
-    g = parser.add_argument_group("cluster (Dask)")
-    g.add_argument("--dask", metavar="ADDRESS",
-                   help="run on a Dask cluster: a scheduler address (tcp://host:8786) or local:N for N worker "
-                   "processes here; results are the same as without it")
-    g.add_argument("--partition", type=kind, metavar="N", help=f"{unit} per task sent to a worker")
-
-
-@contextlib.contextmanager
-def command_run(args, total: int | None = None) -> Iterator[tuple[Any, Any]]:
-    """A subcommand's --dask run: (client, progress bar counting partitions), the workers and the
-    dashboard's address told on stderr unless -q."""
-    from seqsift.cli import warn
-    from seqsift.progress import Progress
-
-    with connect(args.dask) as client:
-        workers = client.scheduler_info().get("workers", {})
-        threads = sum(w.get("nthreads", 0) for w in workers.values())
-        warn(args, f"Dask: {len(workers)} workers, {threads} threads; dashboard {client.dashboard_link}")
-        progress = Progress(args.command, total, enabled=not args.quiet, unit=" partitions")
-        try:
-            yield client, progress
-        finally:
-            progress.close()
 
 
 # -- what every partition needs ------------------------------------------------------------------
@@ -319,161 +290,26 @@ def map_ordered(client, resource: Resource, chunk: Callable, partitions: Iterabl
             future.cancel()
 
 
-def map_tagged(client, resource: Resource, chunk: Callable, tagged: Iterable[tuple[Any, Any]],
-               progress: Callable[[int], None] | None = None) -> Iterator[tuple[Any, Any]]:
-    """map_ordered over (tag, partition) pairs: yields (tag, result), the tag never leaving here."""
-    tags: deque = deque()
-
-    def parts():
-        for tag, part in tagged:
-            tags.append(tag)
-            yield part
-
-    for result in map_ordered(client, resource, chunk, parts(), progress):
-        yield tags.popleft(), result
-
-
-def by_source(count: int, tagged: Iterable[tuple[int, Any]]) -> Iterator[tuple[int, Iterator]]:
-    """(k, iterator of input k's results) for every k < count in order, inputs with no
-    partitions included, from (k, result) pairs in input order. Consume each before the next."""
-    following = 0
-    for k, group in itertools.groupby(tagged, key=lambda t: t[0]):
-        for empty in range(following, k):
-            yield empty, iter(())
-        yield k, (result for _, result in group)
-        following = k + 1
-    for empty in range(following, count):
-        yield empty, iter(())
+# -- the engines, from Python ---------------------------------------------------------------------
+# Each engine's cluster module defines its functions (the local functions' parameters, the client
+# first); they are named here, by string, so that this module imports no engine.
+_ENGINES = {
+    "find": "seqsift.find.cluster",
+    "find_count": "seqsift.find.cluster",
+    "find_records": "seqsift.find.cluster",
+    "scan": "seqsift.scan.cluster",
+    "search": "seqsift.fmindex.cluster",
+    "search_database": "seqsift.alignment.cluster",
+}
 
 
-# -- the engines, from Python: the local functions' parameters, the client first ---------------------
-def find(client, pattern, source, *, backend: str = "auto", threads: int | None = None, chunk_size: int = 64 << 20,
-         partition: int | None = None):
-    """seqsift.find on the cluster: every offset of pattern in source (bytes, array or path)."""
-    import numpy as np
+def __getattr__(name: str):
+    if name in _ENGINES:
+        import importlib
 
-    parts = list(_find_spans(client, pattern, source, False, backend, threads, chunk_size, partition))
-    return np.concatenate(parts) if parts else np.empty(0, np.int64)
+        return getattr(importlib.import_module(_ENGINES[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def find_count(client, pattern, source, *, backend: str = "auto", threads: int | None = None,
-               chunk_size: int = 64 << 20, partition: int | None = None) -> int:
-    """seqsift.find_count on the cluster."""
-    return int(sum(_find_spans(client, pattern, source, True, backend, threads, chunk_size, partition)))
-
-
-def find_records(client, pattern, source, *, revcomp: bool = False, backend: str = "auto", threads: int | None = None,
-                 chunk_size: int = 64 << 20, partition: int | None = None):
-    """seqsift.find_records on the cluster: the records are read here, in batches of partition bases."""
-    from seqsift.find import cluster
-    from seqsift.find.api import RecordHits, as_pattern, sequence_pattern
-
-    pattern = as_pattern(pattern)
-    m = len(sequence_pattern(pattern))
-    job = cluster.share_job(client, pattern, chunk_size, backend, threads)
-    parts = cluster.record_parts(source, m, partition or cluster.DEFAULT_PARTITION, revcomp, False)
-    return RecordHits.concat(list(map_ordered(client, job, cluster.search_batch, parts)))
-
-
-def _find_spans(client, pattern, source, count_only, backend, threads, chunk_size, partition):
-    from seqsift.find import cluster
-    from seqsift.find.api import as_pattern
-
-    pattern = as_pattern(pattern)
-    job = cluster.share_job(client, pattern, chunk_size, backend, threads)
-    for _, result in cluster.search_sources(client, job, [source], len(pattern), partition or cluster.DEFAULT_PARTITION,
-                                            count_only):
-        yield result
-
-
-def scan(client, sources, signatures, *, recursive: bool = False, backend: str = "auto", threads: int | None = None,
-         buffer_size: int = 8 << 20, filter: str = "stride", verify: bool = True, partition: int | None = None):
-    """seqsift.scan on the cluster: one ObjectResult per object, in order; unreadable paths last,
-    with error set."""
-    from seqsift.scan import cluster
-    from seqsift.scan.api import as_signatures, database_paths, objects_of
-    from seqsift.scan.results import ObjectResult
-
-    if isinstance(sources, (str, os.PathLike, bytes, bytearray, memoryview)):
-        sources = [sources]
-    sources = list(sources)
-    options = {"backend": backend, "threads": threads or 1, "buffer_size": buffer_size, "filter": filter,
-               "verify": verify}
-    paths = database_paths(signatures)
-    if paths is not None:
-        as_signatures(paths)  # a malformed database fails here, as locally
-        scanner = share_files(client, cluster.scanner_from_files, paths, (options,), exclusive=True)
-    else:
-        scanner = share_object(client, as_signatures(signatures), cluster.scanner_from_set, (options,), exclusive=True)
-    errors: list[tuple[str, str]] = []
-    report = lambda path, why: errors.append((path, why))  # noqa: E731
-    roots = [s for s in sources if isinstance(s, (str, os.PathLike))]
-    objects = objects_of(sources, recursive, report)
-    results = []
-    for done in map_ordered(client, scanner, cluster.scan_objects,
-                            cluster.groups(objects, partition or cluster.DEFAULT_PARTITION,
-                                           workers_see(client, roots, False), report)):
-        errors += done.errors
-        results += done.results
-    return results + [ObjectResult(path, 0, [], why) for path, why in errors]
-
-
-def search(client, index, reads, *, max_hits: int = 100, partition: int = 1 << 16):
-    """FMIndex.locate on the cluster: (count, first max_hits hits) of each read. index: an .ssx
-    path (shared by path or sent) or an FMIndex; reads: a list of sequences or a FASTQ/FASTA path,
-    read here in batches of partition reads."""
-    from seqsift.fmindex.api import FMIndex
-    from seqsift.fmindex.reference import encode_reads
-    from seqsift.io.reads import read_blocks
-
-    if isinstance(index, FMIndex):
-        shared = share_object(client, index, _same)
-    else:
-        FMIndex.load(index)  # a bad index fails here, as locally
-        shared = share_files(client, _load_index, [index])
-    if isinstance(reads, (str, os.PathLike)):
-        by_path = str(reads) != "-" and workers_see(client, [reads], False)
-        parts = ((block, max_hits) for block in read_blocks(reads, partition, by_path))
-    else:
-        reads = list(reads)
-        parts = ((encode_reads(reads[k : k + partition]), max_hits) for k in range(0, len(reads), partition))
-    return [hit for part in map_ordered(client, shared, _locate, parts) for hit in part]
-
-
-def _same(obj):
-    return obj
-
-
-def _load_index(paths):
-    from seqsift.fmindex.api import FMIndex
-
-    return FMIndex.load(paths[0])
-
-
-def _locate(index, part):
-    """Reads encoded here, or a block of a reads file parsed on the worker."""
-    from seqsift.fmindex.reference import READ_CODE
-    from seqsift.io.reads import RawBlock, parse_block
-
-    reads, max_hits = part
-    if isinstance(reads, RawBlock):
-        batch = parse_block(reads, READ_CODE)
-        reads = batch.codes, batch.bounds
-    return index.locate_codes(*reads, max_hits)
-
-
-def search_database(client, queries, db, *, top: int = 10, mode: str = "local", threads: int | None = None,
-                    backend: str = "auto", partition: int = 16):
-    """seqsift.alignment.search_database on the cluster: each query's `top` best database hits,
-    partition queries a task; db (a Database) is sent to every worker once."""
-    shared = share_object(client, db, _same)
-    queries = list(queries)
-    parts = ((queries[k : k + partition], top, mode, backend) for k in range(0, len(queries), partition))
-    return [hits for part in map_ordered(client, shared, _search_database, parts) for hits in part]
-
-
-def _search_database(db, part):
-    from seqsift.alignment.database import search_database as local
-
-    queries, top, mode, backend = part
-    return local(queries, db, top=top, mode=mode, threads=1, backend=backend)
+def __dir__():
+    return sorted(set(globals()) | set(_ENGINES))

@@ -264,7 +264,8 @@ def test_chimeric_read_gets_a_supplementary_record(genome, tmp_path):
 
 
 def test_output_order_is_input_order_at_any_thread_count(genome, rng, tmp_path, threads):
-    from seqsift.map.api import Mapper, load_index, map_batches
+    from seqsift.map.api import map_batches
+    from seqsift.map.mapper import Mapper, load_index
 
     ref_path, records, _ = genome
     reads = simulate(rng, records, 120)

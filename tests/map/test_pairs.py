@@ -99,7 +99,7 @@ def test_pairs_are_placed_with_bwa_pair_fields(genome, rng, tmp_path, threads):
 
 
 def test_insert_size_is_estimated_from_confident_pairs(genome, rng, tmp_path):
-    from seqsift.map.api import Mapper, load_index
+    from seqsift.map.mapper import Mapper, load_index
     from seqsift.map.choose import choose
     from seqsift.map.pairs import paired_batches
     from seqsift.fmindex.reference import READ_CODE

@@ -7,17 +7,16 @@ import argparse
 import contextlib
 
 from seqsift.alignment import scoring as scorings
-from seqsift import distributed
+from seqsift.alignment import cluster
+from seqsift.alignment.cluster import QUERIES_PER_PARTITION
 from seqsift.errors import UsageError
+from seqsift.options import EXIT_OK, add_dask_options, dask_run, positive_int
 
 DEFAULT_COLUMNS = "qseqid sseqid pident length mismatch gapopen qstart qend sstart send evalue bitscore".split()
 COLUMNS = set(DEFAULT_COLUMNS) | {"score", "cigar", "qlen", "slen", "nident", "qseq", "sseq"}
-QUERIES_PER_PARTITION = 16
 
 
 def add_parser(sub, parent: argparse.ArgumentParser) -> None:
-    from seqsift.cli import positive_int
-
     p = sub.add_parser("align", parents=[parent], help="Smith-Waterman alignment of queries against a database",
                        description="Align every query (FASTA) against every database sequence (FASTA) and "
                        "report the best --top per query. Gap of L residues costs open + L * extend (BLAST's "
@@ -39,7 +38,7 @@ def add_parser(sub, parent: argparse.ArgumentParser) -> None:
                    f"({', '.join(sorted(COLUMNS))}), 'pair' readable alignments, 'sam' (DNA)")
     p.add_argument("--db-batch", type=positive_int, help=argparse.SUPPRESS)  # residues a database part
     p.add_argument("--query-batch", type=positive_int, help=argparse.SUPPRESS)  # residues a query batch
-    distributed.add_options(p, f"queries (default {QUERIES_PER_PARTITION})")
+    add_dask_options(p, f"queries (default {QUERIES_PER_PARTITION})")
     p.set_defaults(run=run)
 
 
@@ -67,8 +66,8 @@ def parse_outfmt(text: str) -> tuple[str, list[str]]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from seqsift.alignment.report import ReportFormat, load, run_queries
-    from seqsift.alignment.stream import DATABASE_RESIDUES, QUERY_RESIDUES, DatabaseParts, search
+    from seqsift.alignment.report import ReportFormat
+    from seqsift.alignment.stream import DATABASE_RESIDUES, QUERY_RESIDUES, DatabaseParts, query_batches, search
     from seqsift.backend import resolve_unmeasured
     from seqsift.io.fastx import record_batches
     from seqsift.io.openers import spooled_stdin
@@ -80,8 +79,6 @@ def run(args: argparse.Namespace) -> int:
     scoring = scoring_from(args)
     if fmt == "sam" and not scoring.is_dna:
         raise UsageError("--outfmt sam is for DNA: add --dna")
-    per_task = args.partition or QUERIES_PER_PARTITION
-    options = (scoring, args.top, args.mode, fmt, columns)
     queries = (record for batch in record_batches(args.queries) for record in batch)
     with contextlib.ExitStack() as stack:
         database = stack.enter_context(spooled_stdin(args.database))  # read once per query batch
@@ -91,11 +88,12 @@ def run(args: argparse.Namespace) -> int:
             for _, db in parts:
                 names += db.names
                 lengths += [codes.size for codes in db.codes]
-        if args.dask:
-            client, progress = stack.enter_context(distributed.command_run(args))
-            shared = distributed.share_files(client, load, [database], (*options, args.backend))
-            texts = distributed.map_ordered(client, shared, run_queries, _batched(queries, per_task), progress.advance)
-        else:
+        if args.dask:  # tasks of --partition queries, each worker holding the whole database
+            client, progress = stack.enter_context(dask_run(args))
+            job = cluster.work(scoring, args.top, args.mode, fmt, columns, args.backend, path=database)
+            per_part = args.partition or QUERIES_PER_PARTITION
+            texts = cluster.align_queries(job, query_batches(queries, count=per_part), 1, client, progress.advance)
+        else:  # database parts in turn, each batch of queries on the threads (stream.search)
             progress = Progress("align", None, enabled=not args.quiet, unit=" queries")
             stack.callback(progress.close)
             report = ReportFormat(scoring, fmt, columns)
@@ -107,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
             out.write(sam_header(names, lengths, Provenance(resolve_unmeasured(args.backend))))
         for text in texts:
             out.write(text)
-    return 0
+    return EXIT_OK
 
 
 def _reported(report, found, parts, progress) -> bytes:
@@ -115,14 +113,3 @@ def _reported(report, found, parts, progress) -> bytes:
     name, seq, hits = found
     progress.advance(1)
     return report(name, seq, hits, parts.total_residues).encode()
-
-
-def _batched(queries, size: int):
-    batch = []
-    for query in queries:
-        batch.append(query)
-        if len(batch) == size:
-            yield batch
-            batch = []
-    if batch:
-        yield batch

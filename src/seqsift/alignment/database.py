@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import heapq
 import os
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -19,8 +18,9 @@ from seqsift.alignment import _lanes
 from seqsift.alignment import _reference as ref
 from seqsift.alignment.pairwise import Alignment, align_codes, mode_code, render
 from seqsift.alignment.scoring import Scoring
-from seqsift.backend import check_threads
+from seqsift.backend import check_threads, resolve_unmeasured
 from seqsift.errors import UsageError
+from seqsift.runner import Work, ordered
 
 
 @dataclass(frozen=True)
@@ -138,8 +138,6 @@ def search_database(queries: list[bytes | str], db: Database, top: int = 10, mod
     """For each query, its `top` best database sequences (score descending, then database order),
     each with its alignment. Queries run on `threads` threads (the kernels release the GIL);
     backend 'auto' | 'cpu' | 'cuda' chooses where the scores are computed."""
-    from seqsift.backend import resolve_unmeasured
-
     threads = check_threads(threads)
     backend = resolve_unmeasured(backend)
     encoded = [db.scoring.encode(q, f"query {i + 1}") for i, q in enumerate(queries)]
@@ -147,10 +145,7 @@ def search_database(queries: list[bytes | str], db: Database, top: int = 10, mod
     def one(query: np.ndarray) -> list[DatabaseHit]:
         return aligned(query, best_in(query, db, top, mode, backend), db.scoring, mode)
 
-    if threads == 1 or len(encoded) == 1:
-        return [one(q) for q in encoded]
-    with ThreadPoolExecutor(min(threads, os.cpu_count() or 1)) as pool:
-        return list(pool.map(one, encoded))
+    return list(ordered(Work(lambda _, query: one(query), lambda: None), encoded, min(threads, os.cpu_count() or 1)))
 
 
 def best_in(query: np.ndarray, db: Database, top: int, mode: str, backend: str, first: int = 0) -> list[Candidate]:

@@ -10,7 +10,9 @@ from numba import njit
 
 from seqsift.alignment import _reference as ref
 from seqsift.alignment.scoring import Scoring, dna
+from seqsift.backend import check_threads, resolve_unmeasured
 from seqsift.errors import UsageError
+from seqsift.runner import split
 
 ONE_PASS_BYTES = 64 << 20  # up to this many direction bytes, the forward pass keeps them all
 LANES_DIRS_BYTES = 256 << 20  # the most direction bytes one batch of align_pairs lanes holds
@@ -116,10 +118,13 @@ def _empty_score(m: int, n: int, scoring: Scoring, code: int) -> tuple[int, int,
     return (-(scoring.gap_open + k * scoring.gap_extend) if k else 0), m, (n if code == ref.GLOBAL else 0)
 
 
-def align(query: str | bytes, target: str | bytes, scoring: Scoring | None = None, mode: str = "local") -> Alignment:
+def align(query: str | bytes, target: str | bytes, scoring: Scoring | None = None, mode: str = "local", *,
+          threads: int | None = None, backend: str = "auto") -> Alignment:
     """Align query to target: mode 'local' (Smith-Waterman, default), 'global' (Needleman-Wunsch)
     or 'semi-global' (the whole query against any stretch of the target). scoring defaults to
-    DNA match 1, mismatch -1, linear gap 2."""
+    DNA match 1, mismatch -1, linear gap 2 (Smith and Waterman's example scheme). One pair runs
+    on one thread of the CPU; threads and backend are checked as everywhere else."""
+    _cpu_only(threads, backend)
     scoring = scoring or dna()
     q = scoring.encode(query, "query")
     t = scoring.encode(target, "target")
@@ -128,13 +133,15 @@ def align(query: str | bytes, target: str | bytes, scoring: Scoring | None = Non
 
 
 def align_pairs(queries: list[str | bytes], targets: list[str | bytes], scoring: Scoring | None = None,
-                mode: str = "local") -> list[Alignment]:
+                mode: str = "local", *, threads: int | None = None, backend: str = "auto") -> list[Alignment]:
     """align() of each (query, target) pair. Local DNA match/mismatch pairs run PAIR_LANES at a
     time in vector lanes (the same alignments, much faster), batched by length so little of a
     batch is padding; pairs too long for a batch's direction bytes to fit LANES_DIRS_BYTES, and
-    every other scheme, run one by one with align()'s bounded memory."""
+    every other scheme, run one by one with align()'s bounded memory. Batches, then the pairs
+    run one by one, are shared among `threads` threads (None: every core); CPU only."""
     from seqsift.alignment import _pairs
 
+    threads = _cpu_only(threads, backend)
     scoring = scoring or dna()
     if len(queries) != len(targets):
         raise UsageError(f"{len(queries)} queries but {len(targets)} targets: give one target per query")
@@ -147,18 +154,31 @@ def align_pairs(queries: list[str | bytes], targets: list[str | bytes], scoring:
         fits = [k for k in range(len(q_codes)) if max(q_codes[k].size, t_codes[k].size) <= longest]
         fits.sort(key=lambda k: q_codes[k].size + t_codes[k].size)
         batches = [fits[first : first + _pairs.PAIR_LANES] for first in range(0, len(fits), _pairs.PAIR_LANES)]
-        space = np.empty(max((_pairs.dirs_bytes(max(q_codes[k].size for k in batch), max(t_codes[k].size for k in batch))
-                              for batch in batches), default=0), np.uint8)
-        for batch in batches:
-            found = _pairs.align_lanes([q_codes[k] for k in batch], [t_codes[k] for k in batch], match, mismatch,
-                                       scoring.gap_open, scoring.gap_extend, space)
+        size = max((_pairs.dirs_bytes(max(q_codes[k].size for k in batch), max(t_codes[k].size for k in batch))
+                    for batch in batches), default=0)
+        spaces = [np.empty(size, np.uint8) for _ in range(min(threads, len(batches)))]  # one a thread, reused
+
+        def lanes(batch, slot):
+            return _pairs.align_lanes([q_codes[k] for k in batch], [t_codes[k] for k in batch], match, mismatch,
+                                      scoring.gap_open, scoring.gap_extend, spaces[slot])
+
+        for batch, found in zip(batches, split(lanes, batches, threads, slot=True)):
             for k, result in zip(batch, found):
                 results[k] = result
-    out = []
-    for q, t, found in zip(q_codes, t_codes, results):
-        found = found or align_codes(q, t, scoring, mode)  # saturated lanes, long pairs and other schemes
-        out.append(render(q, t, scoring, *found))
-    return out
+    rest = [k for k, found in enumerate(results) if not found]  # saturated lanes, long pairs and other schemes
+    for k, found in zip(rest, split(lambda k: align_codes(q_codes[k], t_codes[k], scoring, mode), rest, threads)):
+        results[k] = found
+    return [render(q, t, scoring, *found) for q, t, found in zip(q_codes, t_codes, results)]
+
+
+def _cpu_only(threads: int | None, backend: str) -> int:
+    """threads checked, and backend: pairwise alignment has no GPU kernel (the GPU scores a query
+    against a database: search_database)."""
+    threads = check_threads(threads)
+    if resolve_unmeasured(backend) == "cuda":
+        raise UsageError("backend='cuda': pairwise alignment runs on the CPU only; give backend='cpu' or 'auto' "
+                         "(search_database scores on the GPU)")
+    return threads
 
 
 def render(q, t, scoring: Scoring, score, ops, qs, qe, ts, te) -> Alignment:

@@ -1,5 +1,6 @@
-"""Hits in, report text out: the BLAST tabular, readable-pair and SAM formatters of `seqsift align`
-(`ReportFormat`), and the chunk function a Dask worker runs on its queries (`AlignReport`)."""
+"""Queries in, report out: the BLAST tabular, readable-pair and SAM formatters of `seqsift align`
+(`ReportFormat`), and what every database search runs on each part of its queries (`AlignReport`,
+called by cluster.run_queries), on this machine or on a Dask worker."""
 
 from __future__ import annotations
 
@@ -32,7 +33,9 @@ class ReportFormat:
 
 
 class AlignReport:
-    """One database, one scoring and report form; safe to call from several threads at once."""
+    """One database, one scoring and report form; safe to call from several threads at once.
+    fmt: "6" (BLAST tabular, with columns), "pair" or "sam" gives text; "hits" gives each query's
+    DatabaseHit list, as search_database does."""
 
     def __init__(self, db: Database, scoring: scorings.Scoring, top: int, mode: str, fmt: str, columns: list[str],
                  backend: str):
@@ -40,30 +43,19 @@ class AlignReport:
         self.top = top
         self.mode = mode
         self.backend = backend
+        self.fmt = fmt
         self.format = ReportFormat(scoring, fmt, columns)
 
-    def __call__(self, queries: list[tuple[str, bytes]]) -> bytes:
+    def __call__(self, queries: list[tuple[str, bytes]]) -> bytes | list[list[DatabaseHit]]:
         """The report of each (name, sequence) query, in order."""
-        text = []
+        text, found = [], []
         for name, seq in queries:
             hits = search_database([seq], self.db, top=self.top, mode=self.mode, threads=1, backend=self.backend)[0]
-            text.append(self.format(name, seq, hits, self.db.residues()))
-        return "".join(text).encode()
-
-
-def load(paths: tuple[str, ...], scoring: scorings.Scoring, top: int, mode: str, fmt: str, columns: list[str],
-         backend: str) -> AlignReport:
-    """A worker's AlignReport over the database FASTA at paths[0]."""
-    from seqsift.backend import resolve_unmeasured
-    from seqsift.io.fastx import record_batches
-
-    records = [record for batch in record_batches(paths[0]) for record in batch]
-    database = Database([n for n, _ in records], [s for _, s in records], scoring)
-    return AlignReport(database, scoring, top, mode, fmt, columns, resolve_unmeasured(backend))
-
-
-def run_queries(report: AlignReport, queries: list[tuple[str, bytes]]) -> bytes:
-    return report(queries)
+            if self.fmt == "hits":
+                found.append(hits)
+            else:
+                text.append(self.format(name, seq, hits, self.db.residues()))
+        return found if self.fmt == "hits" else "".join(text).encode()
 
 
 def _tabular(qname: str, qlen: int, hit: DatabaseHit, columns: list[str], karlin, residues: int) -> str:

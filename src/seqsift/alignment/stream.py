@@ -16,7 +16,7 @@ from typing import Iterable, Iterator
 from seqsift.alignment.database import Candidate, Database, DatabaseHit, aligned, best_in, merge_best
 from seqsift.alignment.scoring import Scoring
 from seqsift.io.fastx import record_batches
-from seqsift.ordered import in_order
+from seqsift.runner import split
 
 DATABASE_RESIDUES = 16 << 20  # a database part: its lanes profiles take a few bytes a residue per alphabet letter
 QUERY_RESIDUES = 1 << 20  # a batch of queries: the database is read once per batch when it has several parts
@@ -49,14 +49,15 @@ class DatabaseParts:
             self._whole = Database([], [], self.scoring)
 
 
-def query_batches(queries: Iterable[tuple[str, bytes]],
-                  residues: int = QUERY_RESIDUES) -> Iterator[list[tuple[str, bytes]]]:
-    """(name, sequence) queries in lists of about `residues` (at least one query each)."""
+def query_batches(queries: Iterable[tuple[str, bytes]], residues: int = QUERY_RESIDUES,
+                  count: int | None = None) -> Iterator[list[tuple[str, bytes]]]:
+    """(name, sequence) queries in lists of about `residues` (at least one query each), or of
+    `count` queries when given."""
     batch, size = [], 0
     for query in queries:
         batch.append(query)
         size += len(query[1])
-        if size >= residues:
+        if (size >= residues) if count is None else (len(batch) == count):
             yield batch
             batch, size = [], 0
     if batch:
@@ -73,8 +74,8 @@ def search(queries: Iterable[tuple[str, bytes]], parts: DatabaseParts, top: int,
         encoded = [scoring.encode(seq, f"query {name!r}") for name, seq in batch]
         best: list[list[Candidate]] = [[] for _ in batch]
         for first, db in parts:
-            found = in_order(lambda query: best_in(query, db, top, mode, backend, first), encoded, threads)
+            found = split(lambda query: best_in(query, db, top, mode, backend, first), encoded, threads)
             best = [merge_best(kept, new, top) for kept, new in zip(best, found)]
-        hits = in_order(lambda k: aligned(encoded[k], best[k], scoring, mode), range(len(batch)), threads)
+        hits = split(lambda k: aligned(encoded[k], best[k], scoring, mode), range(len(batch)), threads)
         for (name, seq), query_hits in zip(batch, hits):
             yield name, seq, query_hits

@@ -15,14 +15,13 @@ linear.
 
 from __future__ import annotations
 
-from concurrent.futures import Executor
-
 import numpy as np
 from numba import njit, uint64
 
 from seqsift.intrinsics import cttz64, eq_mask32
 from seqsift.find.kmp import kmp_step
 from seqsift.find.plan import SearchPlan
+from seqsift.runner import split
 
 # Verification may cost COST_PER_BYTE bytes compared per text byte, plus COST_SLACK, before KMP takes over.
 COST_PER_BYTE = 2
@@ -165,12 +164,11 @@ def partition(los: np.ndarray, his: np.ndarray, parts: int) -> list[tuple[int, n
 
 
 class CpuSearcher:
-    """Counts or locates one pattern in text ranges, on `threads` threads of a shared pool."""
+    """Counts or locates one pattern in text ranges, on `threads` threads (runner.split)."""
 
-    def __init__(self, plan: SearchPlan, threads: int, pool: Executor | None):
+    def __init__(self, plan: SearchPlan, threads: int):
         self.plan = plan
         self.threads = threads
-        self.pool = pool if threads > 1 else None
 
     def count(self, text: np.ndarray, los: np.ndarray, his: np.ndarray) -> int:
         return sum(self._map(self._count_total, text, los, his))
@@ -188,9 +186,7 @@ class CpuSearcher:
 
     def _map(self, fn, text, los, his):
         items = partition(los, his, self.threads * ITEMS_PER_THREAD)
-        if self.pool is None or len(items) == 1:
-            return [fn(text, *item) for item in items]
-        return list(self.pool.map(lambda item: fn(text, *item), items))
+        return split(lambda item: fn(text, *item), items, self.threads)
 
     def _count_total(self, text, first, los, his) -> int:
         p = self.plan

@@ -10,7 +10,6 @@ import contextlib
 import io
 import os
 import sys
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import BinaryIO, Callable, Iterator, Union
 
@@ -93,7 +92,7 @@ def memory_view(source: Source) -> np.ndarray | None:
 
 
 class FindJob:
-    """One pattern, one backend, one thread pool; searches any number of sources in turn."""
+    """One pattern, one backend, `threads` threads; searches any number of sources in turn."""
 
     def __init__(
         self,
@@ -119,11 +118,10 @@ class FindJob:
         self._cpu_searchers: dict = {}
         self._gpu_searchers: dict = {}
         self._pack: np.ndarray | None = None  # the buffer small files are packed into
-        self._pool = ThreadPoolExecutor(self.threads, thread_name_prefix="seqsift") if self.threads > 1 else None
 
     def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=True, cancel_futures=True)
+        """Nothing to release today (threads come from runner's process pool); kept so a job is a
+        context manager whatever it comes to hold."""
 
     def __enter__(self) -> "FindJob":
         return self
@@ -330,7 +328,7 @@ class FindJob:
 
         key = plan.pattern.tobytes()
         if key not in self._cpu_searchers:
-            self._cpu_searchers[key] = CpuSearcher(plan, self.threads, self._pool)
+            self._cpu_searchers[key] = CpuSearcher(plan, self.threads)
         return self._cpu_searchers[key]
 
     def _gpu_searcher(self, plan: SearchPlan):

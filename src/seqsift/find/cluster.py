@@ -1,6 +1,7 @@
 """`seqsift find` on Dask: inputs cut into byte ranges (each read with the pattern's P-1 overlap
 after it) or record batches, small files grouped, each group searched by a worker's FindJob, the
-same job the local path runs.
+same job the local path runs, through one worker function (search_part) for the command and
+seqsift.distributed alike.
 
 A range [lo, hi) is searched over [lo, hi + P - 1), so its matches are exactly those starting in
 it: ranges tile a file, and every match is reported once, by the range holding its start.
@@ -16,12 +17,14 @@ from typing import Iterator
 import numpy as np
 
 from seqsift import distributed
+from seqsift.backend import check_backend, check_threads
 from seqsift.errors import InputError, UsageError
-from seqsift.find.api import FindJob, RecordHits, Source, memory_view, ReadOnly
+from seqsift.find.api import FindJob, ReadOnly, RecordHits, Source, as_pattern, memory_view, sequence_pattern
 from seqsift.io.pack import regular_size
 from seqsift.io.chunks import ChunkReader
-from seqsift.io.fastx import read_batches
+from seqsift.io.fastx import SequenceBatch, read_batches
 from seqsift.io.openers import display_name, open_binary
+from seqsift.runner import Work, tagged
 
 DEFAULT_PARTITION = 64 << 20
 
@@ -39,9 +42,17 @@ class Span:
     data: bytes | None = None
 
 
-def share_job(client, pattern: bytes, chunk_size: int, backend: str = "auto", threads: int | None = None):
-    """The pattern sent to every worker, each task running at once with a FindJob of its own."""
-    return distributed.share_object(client, pattern, _new_job, (chunk_size, backend, threads), exclusive=True)
+def work(pattern: bytes, chunk_size: int, backend: str = "auto", threads: int | None = None,
+         job: FindJob | None = None) -> Work:
+    """search_part on each part, by a FindJob: job (or one made) here, or on each worker from the
+    pattern sent there (each task running at once with a FindJob of its own). backend and
+    threads are checked here, as the workers will take them."""
+    check_backend(backend)
+    if threads is not None:
+        check_threads(threads)
+    options = (chunk_size, backend, threads)
+    share = lambda client: distributed.share_object(client, pattern, _new_job, options, exclusive=True)  # noqa: E731
+    return Work(search_part, (lambda: job) if job is not None else (lambda: _new_job(pattern, *options)), share)
 
 
 def _new_job(pattern: bytes, chunk_size: int, backend: str, threads: int | None) -> FindJob:
@@ -49,16 +60,40 @@ def _new_job(pattern: bytes, chunk_size: int, backend: str, threads: int | None)
     return FindJob(pattern, backend=backend, threads=threads or 1, chunk_size=chunk_size)
 
 
-def search_sources(client, job, sources: list[Source], m: int, partition: int, count_only: bool, progress=None):
+def search_sources(job: Work, sources: list[Source], m: int, partition: int, count_only: bool, client=None,
+                   progress=None):
     """(input number, result) per span of every source, in order: the offsets (or count) of the
-    matches of a pattern of m bytes starting in the span. Files the workers see travel as paths,
-    anything else as bytes."""
+    matches of a pattern of m bytes starting in the span. On a client, files the workers see
+    travel as paths, anything else as bytes."""
     named = [s for s in sources if isinstance(s, (str, os.PathLike)) and str(s) != "-"]
-    spans = spans_of(sources, m, partition, distributed.workers_see(client, named, thorough=False))
-    tagged = ((g, (g, count_only)) for g in groups(spans, partition))
-    for g, results in distributed.map_tagged(client, job, search_spans, tagged, progress):
+    by_path = client is None or distributed.workers_see(client, named, thorough=False)
+    spans = spans_of(sources, m, partition, by_path)
+    pairs = ((g, (g, count_only)) for g in groups(spans, partition))
+    for g, results in tagged(job, pairs, 1, client, progress):
         for span, result in zip(g, results):
             yield span.source, result
+
+
+def search_records(job: Work, sources: list, m: int, partition: int, revcomp: bool, count_only: bool, client=None,
+                   progress=None, bases=None):
+    """(input number, RecordHits or count) per batch of records of about `partition` bases of
+    every source, in order: FindJob.record_hits over every source, on this machine or a client.
+    progress(1) as each batch is done; bases(n) as the next batch is read (here, where batches
+    run one at a time: as the batch before is done)."""
+    def pairs():
+        for k, source in enumerate(sources):
+            for part in record_parts(source, m, partition, revcomp, count_only):
+                yield k, part
+                if bases:
+                    bases(int(part[0].seq.size))
+
+    return tagged(job, pairs(), 1, client, progress)
+
+
+def search_part(job: FindJob, part):
+    """The engine's chunk function: spans of bytes (search_spans) or a batch of records
+    (search_batch)."""
+    return search_batch(job, part) if isinstance(part[0], SequenceBatch) else search_spans(job, part)
 
 
 def search_spans(job: FindJob, part: tuple[list[Span], bool]) -> list[np.ndarray | int]:
@@ -148,3 +183,34 @@ def record_parts(source, m: int, partition: int, revcomp: bool, count_only: bool
     """Record batches of about `partition` bases, each piece carrying the P-1 overlap."""
     for batch in read_batches(source, partition, overlap=m - 1):
         yield batch, revcomp, count_only
+
+
+# -- from Python: seqsift.find's functions on a client (seqsift.distributed names them) ------------
+def find(client, pattern, source, *, backend: str = "auto", threads: int | None = None, chunk_size: int = 64 << 20,
+         partition: int | None = None) -> np.ndarray:
+    """seqsift.find on the cluster: every offset of pattern in source (bytes, array or path)."""
+    parts = list(_find_spans(client, pattern, source, False, backend, threads, chunk_size, partition))
+    return np.concatenate(parts) if parts else np.empty(0, np.int64)
+
+
+def find_count(client, pattern, source, *, backend: str = "auto", threads: int | None = None,
+               chunk_size: int = 64 << 20, partition: int | None = None) -> int:
+    """seqsift.find_count on the cluster."""
+    return int(sum(_find_spans(client, pattern, source, True, backend, threads, chunk_size, partition)))
+
+
+def find_records(client, pattern, source, *, revcomp: bool = False, backend: str = "auto", threads: int | None = None,
+                 chunk_size: int = 64 << 20, partition: int | None = None) -> RecordHits:
+    """seqsift.find_records on the cluster: the records are read here, in batches of partition bases."""
+    pattern = as_pattern(pattern)
+    m = len(sequence_pattern(pattern))
+    job = work(pattern, chunk_size, backend, threads)
+    found = search_records(job, [source], m, partition or DEFAULT_PARTITION, revcomp, False, client)
+    return RecordHits.concat([hits for _, hits in found])
+
+
+def _find_spans(client, pattern, source, count_only, backend, threads, chunk_size, partition):
+    pattern = as_pattern(pattern)
+    job = work(pattern, chunk_size, backend, threads)
+    for _, result in search_sources(job, [source], len(pattern), partition or DEFAULT_PARTITION, count_only, client):
+        yield result

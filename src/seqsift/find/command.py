@@ -3,21 +3,21 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 
-from seqsift import distributed
 from seqsift.errors import InputError, UsageError
 from seqsift.find.api import DEFAULT_CHUNK_SIZE, FindJob, as_pattern
 from seqsift.io.pack import regular_size
 from seqsift.io.openers import STDIN, check_readable
 from seqsift.io.provenance import Provenance
 from seqsift.io.writers import RowWriter, open_output
+from seqsift.options import EXIT_ERROR, EXIT_FOUND, EXIT_NONE, add_dask_options, dask_run, parse_size, warn
 from seqsift.progress import Progress
+from seqsift.runner import by_source
 
 
 def add_parser(sub, parent: argparse.ArgumentParser) -> None:
-    from seqsift.cli import parse_size
-
     p = sub.add_parser(
         "find",
         parents=[parent],
@@ -36,13 +36,11 @@ def add_parser(sub, parent: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="JSON Lines output, opening with a provenance object")
     p.add_argument("--chunk-size", type=parse_size, default=DEFAULT_CHUNK_SIZE, metavar="SIZE",
                    help="bytes read at a time; bounds memory (default: 64M)")
-    distributed.add_options(p, "bytes (bases with --fasta) (default 64M)", parse_size)
+    add_dask_options(p, "bytes (bases with --fasta) (default 64M)", parse_size)
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from seqsift.cli import EXIT_ERROR, EXIT_FOUND, EXIT_NONE, warn
-
     if args.revcomp and not args.fasta:
         raise UsageError("--revcomp needs --fasta: reverse complements are of sequence records")
     pattern = as_pattern(args.pattern, hex=args.hex)
@@ -69,10 +67,10 @@ def run(args: argparse.Namespace) -> int:
         if progress.enabled and not args.fasta:  # --fasta counts bases, not file bytes
             progress.total = _total_size(readable)
         try:
-            if args.dask:
+            if args.fasta:
+                results = _records(args, job, readable, progress)
+            elif args.dask:
                 results = _on_cluster(args, pattern, readable)
-            elif args.fasta:
-                results = ((p, job.record_hits(p, args.revcomp, args.count, progress.advance)) for p in readable)
             else:
                 results = job.search_files(readable, args.count, progress.advance)
             for path, parts in results:
@@ -85,21 +83,33 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_ERROR if failed else EXIT_FOUND if found else EXIT_NONE
 
 
+def _records(args: argparse.Namespace, job: FindJob, paths: list[str], progress: Progress):
+    """(path, its record hits or counts) per path: one engine call, batches of records searched
+    here one after another (each on job's threads) or by Dask workers, runner.ordered deciding."""
+    from seqsift.find import cluster
+
+    work = cluster.work(job.pattern, args.chunk_size, args.backend, job=job)
+    with contextlib.ExitStack() as stack:
+        if args.dask:  # the bar counts partitions
+            client, bar = stack.enter_context(dask_run(args))
+            partition, done_parts, bases = args.partition or cluster.DEFAULT_PARTITION, bar.advance, None
+        else:  # the bar counts bases
+            client, partition, done_parts, bases = None, job.chunk_size, None, progress.advance
+        done = cluster.search_records(work, paths, len(job.pattern), partition, args.revcomp, args.count, client,
+                                      done_parts, bases)
+        for k, parts in by_source(len(paths), done):
+            yield paths[k], parts
+
+
 def _on_cluster(args: argparse.Namespace, pattern: bytes, paths: list[str]):
-    """(path, its results) per path, as FindJob gives them, computed by Dask workers."""
+    """(path, its results) per path, as FindJob.search_files gives them, computed by Dask workers."""
     from seqsift.find import cluster
 
     partition = args.partition or cluster.DEFAULT_PARTITION
-    with distributed.command_run(args) as (client, progress):
-        job = cluster.share_job(client, pattern, args.chunk_size, args.backend)
-        m = len(pattern)
-        if args.fasta:
-            tagged = ((k, part) for k, p in enumerate(paths)
-                      for part in cluster.record_parts(p, m, partition, args.revcomp, args.count))
-            done = distributed.map_tagged(client, job, cluster.search_batch, tagged, progress.advance)
-        else:
-            done = cluster.search_sources(client, job, paths, m, partition, args.count, progress.advance)
-        for k, parts in distributed.by_source(len(paths), done):
+    with dask_run(args) as (client, progress):
+        job = cluster.work(pattern, args.chunk_size, args.backend)
+        done = cluster.search_sources(job, paths, len(pattern), partition, args.count, client, progress.advance)
+        for k, parts in by_source(len(paths), done):
             yield paths[k], parts
 
 

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
+from seqsift.errors import UsageError
 from seqsift.fmindex.reference import Reference, encode_reads, load_reference
 from seqsift.io.openers import display_name
 
@@ -76,26 +77,49 @@ class FMIndex:
                 self._searchers[key] = Searcher(self.arrays, self.source, options)
         return self._searchers[key]
 
-    def count(self, reads: list[bytes | str]) -> np.ndarray:
-        """Occurrences of each read in the reference, both strands together."""
-        return self.searcher().count(*encode_reads(reads))
+    def count(self, reads: list[bytes | str], *, threads: int | None = None, backend: str = "auto") -> np.ndarray:
+        """Occurrences of each read in the reference, both strands together. threads: batches of
+        reads searched at once (None: every core); backend: "cpu", "cuda" (the GPU's search) or
+        "auto" (the CPU until the GPU's search is measured on a real GPU, docs/gpu.md)."""
+        from seqsift.backend import check_threads, resolve_unmeasured
+        from seqsift.fmindex.read_search import DEFAULT_BATCH
+        from seqsift.runner import Work, ordered
 
-    def locate(self, reads: "list[bytes | str] | str | os.PathLike", max_hits: int = 100) -> list[tuple[int, list[Hit]]]:
+        threads = check_threads(threads)
+        searcher = self.searcher(backend=resolve_unmeasured(backend))
+        reads = list(reads)
+        batches = (encode_reads(reads[k : k + DEFAULT_BATCH]) for k in range(0, len(reads), DEFAULT_BATCH))
+        counts = list(ordered(Work(_count, lambda: searcher), batches, threads))
+        return np.concatenate(counts) if counts else np.empty(0, np.int64)
+
+    def locate(self, reads: "list[bytes | str] | str | os.PathLike", max_hits: int = 100, *, threads: int | None = None,
+               backend: str = "auto") -> list[tuple[int, list[Hit]]]:
         """(count, first max_hits hits in reference order) of each read: a list of sequences, or
-        the path of a FASTQ/FASTA file of reads."""
-        if isinstance(reads, (str, os.PathLike)):
-            from seqsift.fmindex.reference import READ_CODE
-            from seqsift.io.reads import read_reads
+        the path of a FASTQ/FASTA file of reads. threads and backend as for count()."""
+        from seqsift.backend import check_threads, resolve_unmeasured
+        from seqsift.fmindex.query import SearchOptions
+        from seqsift.fmindex.read_search import DEFAULT_BATCH, ReadSearch, run_batch, search_reads
+        from seqsift.runner import Work
 
-            return [hit for batch in read_reads(reads, code_table=READ_CODE)
-                    for hit in self.locate_codes(batch.codes, batch.bounds, max_hits)]
-        return self.locate_codes(*encode_reads(reads), max_hits)
+        threads = check_threads(threads)
+        if not isinstance(max_hits, int) or max_hits < 0:
+            raise UsageError(f"max_hits={max_hits!r}: give 0 (count only) or more")
+        search = ReadSearch(self, SearchOptions(), resolve_unmeasured(backend), max_hits, "hits")
+        job = Work(run_batch, lambda: search)
+        return [hit for hits, _ in search_reads(job, reads, DEFAULT_BATCH, threads) for hit in hits]
 
     def locate_codes(self, codes: np.ndarray, bounds: np.ndarray, max_hits: int = 100) -> list[tuple[int, list[Hit]]]:
         """locate() of reads already encoded (codes 0-3, 255 for other letters, and bounds)."""
-        found = self.searcher().hits(codes, bounds, max_hits)
+        return self.hit_lists(self.searcher().hits(codes, bounds, max_hits))
+
+    def hit_lists(self, found) -> list[tuple[int, list[Hit]]]:
+        """A searcher's BatchHits as (count, hits) per read, positions named by record."""
         record, position = self.reference.to_record(found.text_pos)
         names = self.names
         hits = [Hit(names[r], int(p), "+-"[s]) for r, p, s in zip(record.tolist(), position.tolist(), found.strand.tolist())]
         o = found.offsets
         return [(int(c), hits[o[i] : o[i + 1]]) for i, c in enumerate(found.counts.tolist())]
+
+
+def _count(searcher, codes_bounds) -> np.ndarray:
+    return searcher.count(*codes_bounds)

@@ -200,11 +200,13 @@ def add_parser(sub, parent) -> None:
 def run(args: argparse.Namespace) -> int:
     import sys
 
+    from seqsift.options import EXIT_OK, EXIT_WRONG
+
     checked, problems = check(args.reference, args.results, args.reads)
     if problems:
         shown = [text for _, text in problems[:SHOWN]]
         sys.stdout.write("".join(text + "\n" for text in shown))
         sys.stdout.write(f"{len(problems)} of {checked} results are wrong (the first {len(shown)} shown)\n")
-        return 1
+        return EXIT_WRONG
     sys.stdout.write(f"all {checked} results verified against {display_name(args.reference)}\n")
-    return 0
+    return EXIT_OK

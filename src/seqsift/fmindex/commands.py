@@ -9,17 +9,14 @@ import os
 import time
 
 
-from seqsift import distributed
 from seqsift.errors import UsageError
-from seqsift.ordered import in_order
+from seqsift.options import EXIT_FOUND, EXIT_NONE, EXIT_OK, add_dask_options, dask_run, positive_int, warn
 from seqsift.fmindex.query import SHORTCUTS, SearchOptions
 
-BATCH_READS = 1 << 16
+BATCH_READS = 1 << 16  # reads a batch (read_search.DEFAULT_BATCH)
 
 
 def add_parser(sub, parent: argparse.ArgumentParser) -> None:
-    from seqsift.cli import positive_int
-
     # a copy of the shared options, so replacing -o's help here leaves the other commands' alone
     p = sub.add_parser("index", parents=[copy.deepcopy(parent)], help="build an FM-index (.ssx) of a DNA reference",
                        description="Index a FASTA reference (plain/gz/bz2/xz, any number of records) for "
@@ -60,7 +57,7 @@ def add_parser(sub, parent: argparse.ArgumentParser) -> None:
     g.add_argument("--interleave", type=positive_int, default=SearchOptions.width,
                    help="searches advanced in lockstep, 1 = one at a time (default %(default)s)")
     g.add_argument("--batch-reads", type=positive_int, default=BATCH_READS, help=argparse.SUPPRESS)
-    distributed.add_options(p, f"reads (default {BATCH_READS})")
+    add_dask_options(p, f"reads (default {BATCH_READS})")
     p.set_defaults(run=run_search)
 
 
@@ -73,7 +70,6 @@ def default_output(reference: str) -> str:
 
 
 def run_index(args: argparse.Namespace) -> int:
-    from seqsift.cli import warn
     from seqsift.fmindex.api import FMIndex
 
     output = args.output or default_output(args.reference)
@@ -85,17 +81,15 @@ def run_index(args: argparse.Namespace) -> int:
     warn(args, f"{len(r.names)} records, {int(r.lengths.sum()):,} bases, k-mer table k={index.arrays.kmer}, "
                f"SA sample {args.sa_sample} (repeats {index.arrays.repeat_sample or 'none'}): {output} "
                f"({os.path.getsize(output) / 2**20:.1f} MiB) in {time.perf_counter() - start:.2f} s")
-    return 0
+    return EXIT_OK
 
 
 def run_search(args: argparse.Namespace) -> int:
-    from seqsift.cli import EXIT_FOUND, EXIT_NONE
-    from seqsift import backend as backends
+    from seqsift.fmindex import cluster
     from seqsift.fmindex.api import FMIndex
-    from seqsift.fmindex.read_search import ReadSearch, load, run_block
-    from seqsift.fmindex.reference import READ_CODE
+    from seqsift.backend import resolve_unmeasured
+    from seqsift.fmindex.read_search import search_reads
     from seqsift.io.openers import check_readable
-    from seqsift.io.reads import read_blocks, read_reads
     from seqsift.io.provenance import Provenance, sam_header
     from seqsift.io.writers import open_output
 
@@ -103,26 +97,19 @@ def run_search(args: argparse.Namespace) -> int:
         raise UsageError(f"--max-hits {args.max_hits}: give 0 (count only) or more")
     if args.format == "sam" and args.max_hits == 0:
         raise UsageError("--format sam needs positions: give --max-hits 1 or more")
-    batch_reads = args.partition or args.batch_reads
     index = FMIndex.load(args.index)  # checked here whatever runs the batches: a bad index fails at once
     check_readable(args.reads)
     options = SearchOptions(kmer_table=not args.no_kmer_table, shortcut=args.shortcut, width=args.interleave,
                             verify_rows=args.verify_rows)
+    job = cluster.work(index, options, args.backend, args.max_hits, args.format, path=args.index)
     matched = False
     with contextlib.ExitStack() as stack:
-        if args.dask:
-            client, progress = stack.enter_context(distributed.command_run(args))
-            shared = distributed.share_files(client, load, [args.index],
-                                             (options, args.backend, args.max_hits, args.format))
-            by_path = distributed.workers_see(client, [args.reads], thorough=False) if args.reads != "-" else False
-            results = distributed.map_ordered(client, shared, run_block, read_blocks(args.reads, batch_reads, by_path),
-                                              progress.advance)
-        else:
-            job = ReadSearch(index, options, backends.resolve_unmeasured(args.backend), args.max_hits, args.format)
-            results = in_order(job, read_reads(args.reads, batch_reads, READ_CODE), args.threads)
+        client, progress = stack.enter_context(dask_run(args)) if args.dask else (None, None)
+        results = search_reads(job, args.reads, args.partition or args.batch_reads, args.threads, client,
+                               progress and progress.advance)
         out = stack.enter_context(open_output(args.output, sam=args.format == "sam"))
         if args.format == "sam":
-            provenance = Provenance(backends.resolve_unmeasured(args.backend))
+            provenance = Provenance(resolve_unmeasured(args.backend))
             out.write(sam_header(index.names, index.reference.lengths, provenance))
         for text, hit in results:
             out.write(text)

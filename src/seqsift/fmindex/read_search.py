@@ -1,40 +1,79 @@
-"""A batch of reads in, its output text out: the chunk function `seqsift search` runs on every
-batch, on this machine's threads or on a Dask worker."""
+"""A batch of reads in, its results out: the one function every FM-index search runs on each
+batch (`seqsift search`, FMIndex.locate, seqsift.distributed.search), and the one call that runs
+it over a reads file or list, on this machine's threads or on a Dask worker."""
 
 from __future__ import annotations
 
-from seqsift.fmindex.api import FMIndex
+import os
+from typing import Iterator, NamedTuple
+
+import numpy as np
+
 from seqsift.fmindex.output import name_table, sam, tsv
 from seqsift.fmindex.query import SearchOptions
-from seqsift.fmindex.reference import READ_CODE
-from seqsift.io.reads import RawBlock, ReadBatch, parse_block
+from seqsift.fmindex.reference import READ_CODE, encode_reads
+from seqsift.io.reads import RawBlock, ReadBatch, parse_block, read_blocks, read_reads
+from seqsift.runner import Work, ordered
+
+FORMATS = ("tsv", "sam", "hits")
+DEFAULT_BATCH = 1 << 16  # reads a batch
 
 
 class ReadSearch:
-    """One index, one set of options; safe to call from several threads at once."""
+    """One index (an FMIndex: not imported here, which api.py imports), one set of options; safe to
+    call from several threads at once. fmt: "tsv" or
+    "sam" gives the output text of each batch; "hits" gives FMIndex.locate's (count, hits) list."""
 
-    def __init__(self, index: FMIndex, options: SearchOptions, backend: str, max_hits: int, fmt: str):
+    def __init__(self, index, options: SearchOptions, backend: str, max_hits: int, fmt: str):
+        if fmt not in FORMATS:
+            raise ValueError(f"fmt {fmt!r} is not one of {FORMATS}")
         self.index = index
         self.searcher = index.searcher(options, backend)
         self.max_hits = max_hits
+        self.fmt = fmt
         self.write = sam if fmt == "sam" else tsv
-        self.names = name_table(index.names)
+        self.names = name_table(index.names) if fmt != "hits" else None
 
-    def __call__(self, batch: ReadBatch) -> tuple[bytes, bool]:
-        """(output text of the batch, whether any read matched)."""
+    def __call__(self, batch: ReadBatch) -> tuple[bytes | list, bool]:
+        """(the batch's output text, or its hit lists; whether any read matched)."""
         found = self.searcher.hits(batch.codes, batch.bounds, self.max_hits)
+        matched = bool(found.counts.any())
+        if self.fmt == "hits":
+            return self.index.hit_lists(found), matched
         record, position = self.index.reference.to_record(found.text_pos)
-        return self.write(batch, found, record, position, self.names), bool(found.counts.any())
+        return self.write(batch, found, record, position, self.names), matched
 
 
-def load(paths: tuple[str, ...], options: SearchOptions, backend: str, max_hits: int, fmt: str) -> ReadSearch:
-    """A worker's ReadSearch over the index file (memory-mapped) at paths[0]."""
-    from seqsift.backend import resolve_unmeasured
+class Encoded(NamedTuple):
+    """Reads already encoded (codes 0-3, 255 for other letters, and their bounds): a batch
+    without names, enough for hit lists, which do not name reads."""
 
-    return ReadSearch(FMIndex.load(paths[0]), options, resolve_unmeasured(backend), max_hits, fmt)
+    codes: np.ndarray
+    bounds: np.ndarray
 
 
-def run_block(job: ReadSearch, block: RawBlock) -> tuple[bytes, bool]:
-    """A worker's chunk: parse the block (as read_reads would have), then search it."""
-    return job(parse_block(block, READ_CODE))
+def run_batch(search: ReadSearch, batch) -> tuple[bytes | list, bool]:
+    """The engine's chunk function: a batch parsed here (ReadBatch, Encoded) or a raw block of a
+    reads file parsed on the worker, as read_reads would have."""
+    if isinstance(batch, RawBlock):
+        batch = parse_block(batch, READ_CODE)
+    return search(batch)
 
+
+def search_reads(job: Work, reads, batch_reads: int = DEFAULT_BATCH, threads: int = 1, client=None,
+                 progress=None) -> Iterator[tuple]:
+    """job's result of each batch of reads, in order: reads is a FASTQ/FASTA path ('-' stdin) or a
+    list of sequences. With a client, a file the workers see is parsed by them (raw blocks travel);
+    otherwise it is parsed here."""
+    if isinstance(reads, (str, os.PathLike)):
+        if client is not None:
+            from seqsift.distributed import workers_see
+
+            by_path = str(reads) != "-" and workers_see(client, [os.fspath(reads)], thorough=False)
+            batches = read_blocks(reads, batch_reads, by_path)
+        else:
+            batches = read_reads(reads, batch_reads, READ_CODE)
+    else:
+        reads = list(reads)
+        batches = (Encoded(*encode_reads(reads[k : k + batch_reads])) for k in range(0, len(reads), batch_reads))
+    return ordered(job, batches, threads, client, progress)

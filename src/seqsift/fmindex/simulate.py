@@ -121,7 +121,7 @@ def _chunk(reference, bad_before, rng, first, n, length, max_length, found_fract
 
 
 def add_parser(sub, parent) -> None:
-    from seqsift.cli import positive_int
+    from seqsift.options import positive_int
 
     p = sub.add_parser("simulate", parents=[parent], help="simulate test reads from a reference (FASTQ)",
                        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -139,6 +139,8 @@ def add_parser(sub, parent) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from seqsift.options import EXIT_OK
+
     chunks = simulate_chunks(args.reference, args.reads, args.length, args.max_length, args.found_fraction,
                              args.error_rate, args.seed, args.indel_rate)
     with open_output(args.output) as out:
@@ -147,4 +149,4 @@ def run(args: argparse.Namespace) -> int:
                 out.write(b"".join(b">%s\n%s\n" % (h.encode(), s) for h, s in reads))
             else:
                 out.write(b"".join(b"@%s\n%s\n+\n%s\n" % (h.encode(), s, b"I" * len(s)) for h, s in reads))
-    return 0
+    return EXIT_OK

@@ -142,8 +142,9 @@ def add_parser(sub, parent) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from seqsift.io.writers import open_output
+    from seqsift.options import EXIT_OK
 
     text = report(FMIndex.load(args.index), args.reads)
     with open_output(args.output) as out:
         out.write(text.encode())
-    return 0
+    return EXIT_OK

@@ -9,7 +9,7 @@ import webbrowser
 
 
 def add_parser(sub, parent: argparse.ArgumentParser) -> None:
-    from seqsift.cli import positive_int
+    from seqsift.options import positive_int
 
     p = sub.add_parser("lab", parents=[parent], help="the Filter Lab: watch scanning throughput fall as candidates rise",
                        description="Serves a local web page (127.0.0.1 only) that runs real scans on synthetic "
@@ -20,7 +20,7 @@ def add_parser(sub, parent: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from seqsift.cli import warn
+    from seqsift.options import EXIT_OK, warn
     from seqsift.errors import UsageError
 
     try:
@@ -40,4 +40,4 @@ def run(args: argparse.Namespace) -> int:
     if not args.no_browser:
         threading.Timer(1.0, webbrowser.open, (url,)).start()
     app.run(host="127.0.0.1", port=args.port, debug=False)
-    return 0
+    return EXIT_OK

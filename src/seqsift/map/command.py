@@ -5,17 +5,15 @@ from __future__ import annotations
 import argparse
 import contextlib
 
-from seqsift import distributed
 from seqsift.errors import UsageError
 from seqsift.map.api import BATCH_READS
 from seqsift.map.scoring import MapOptions
+from seqsift.options import EXIT_OK, add_dask_options, dask_run, positive_int, warn
 
 _D = MapOptions()
 
 
 def add_parser(sub, parent: argparse.ArgumentParser) -> None:
-    from seqsift.cli import positive_int
-
     p = sub.add_parser("map", parents=[parent], help="map sequencing reads to a reference (SAM, as bwa mem)",
                        description="Place every read of READS (FASTQ or FASTA, plain/gz/bz2/xz, - for stdin) on the "
                        "reference, allowing mismatches and indels: exact seeds from the FM-index, chained, each chain "
@@ -51,7 +49,7 @@ def add_parser(sub, parent: argparse.ArgumentParser) -> None:
     g.add_argument("-w", "--band", type=positive_int, default=_D.band,
                    help="diagonals searched beyond a chain's: the longest indel found (default %(default)s)")
     g.add_argument("--batch-reads", type=positive_int, default=BATCH_READS, help=argparse.SUPPRESS)
-    distributed.add_options(p, f"reads (default {BATCH_READS})")
+    add_dask_options(p, f"reads (default {BATCH_READS})")
     p.set_defaults(run=run)
     p.epilog = ("--backend: the extension runs on the CPU; a GPU extension is not written yet, so --backend cuda is "
                 "refused and auto means cpu.")
@@ -64,11 +62,8 @@ def options_from(args: argparse.Namespace) -> MapOptions:
 
 
 def run(args: argparse.Namespace) -> int:
-    from seqsift.cli import warn
     from seqsift.io.openers import check_readable
     from seqsift.io.provenance import Provenance
-    from seqsift.io.reads import read_blocks
-    from seqsift.map import cluster
     from seqsift.map.api import Mapper, load_index, sam_batches, write_sam
     from seqsift.map.sam import parse_read_group
     from seqsift.progress import Progress
@@ -86,16 +81,13 @@ def run(args: argparse.Namespace) -> int:
     index = load_index(args.reference, announce=lambda message: warn(args, message))
     batch_reads = args.partition or args.batch_reads
     with contextlib.ExitStack() as stack:
-        progress = Progress("map", enabled=not args.quiet, unit=" reads")
-        stack.callback(progress.close)
         if args.dask:
-            client, _ = stack.enter_context(distributed.command_run(args))
-            shared = distributed.share_files(client, cluster.load, [args.reference], (options, rg_id))
-            by_path = distributed.workers_see(client, [args.reads], thorough=False) if args.reads != "-" else False
-            results = distributed.map_ordered(client, shared, cluster.run_block,
-                                              read_blocks(args.reads, batch_reads, by_path))
+            client, progress = stack.enter_context(dask_run(args))
         else:
-            results = sam_batches(Mapper(index, options), args.reads, args.mates, args.threads, rg_id, batch_reads)
-        counts = write_sam(args.output, index, results, Provenance("cpu"), rg_line, progress)
+            client, progress = None, Progress("map", enabled=not args.quiet, unit=" batches")
+            stack.callback(progress.close)
+        results = sam_batches(Mapper(index, options), args.reads, args.mates, args.threads, rg_id, batch_reads,
+                              client, args.reference, progress.advance)
+        counts = write_sam(args.output, index, results, Provenance("cpu"), rg_line)
     warn(args, f"{counts['reads']:,} reads, {counts['mapped']:,} mapped")
-    return 0
+    return EXIT_OK

@@ -11,7 +11,12 @@ import os
 from dataclasses import dataclass, field
 from typing import Callable, Iterator
 
+from seqsift.io.openers import STDIN
 from seqsift.io.pack import PackedObject
+from seqsift import distributed
+from seqsift.backend import check_backend, check_threads
+from seqsift.scan.api import as_signatures, database_paths, objects_of
+from seqsift.runner import Work, ordered
 from seqsift.scan.pipeline import Scanner
 from seqsift.scan.results import ObjectResult
 from seqsift.scan.signatures import SignatureSet, load_databases
@@ -72,3 +77,52 @@ def groups(objects: Iterator[PackedObject], partition: int, by_path: bool,
         size += n
     if group:
         yield group
+
+
+def work(signatures, options: dict) -> Work:
+    """scan_objects on each group of files, by a Scanner with these options (threads aside): made
+    here from the signatures, or on each worker from the database files (signatures naming
+    some; read by path where every worker sees them, else sent) or from the set, sent."""
+    check_backend(options.get("backend", "auto"))
+    paths = database_paths(signatures)
+    if paths is not None:
+        share = lambda client: distributed.share_files(client, scanner_from_files, paths, (options,),  # noqa: E731
+                                                       exclusive=True)
+    else:
+        signatures = as_signatures(signatures)
+        share = lambda client: distributed.share_object(client, signatures, scanner_from_set, (options,),  # noqa: E731
+                                                        exclusive=True)
+    return Work(scan_objects, lambda: scanner_from_set(as_signatures(signatures), options), share)
+
+
+def scan_groups(job: Work, objects: Iterator[PackedObject], report: Callable[[str, str], None], partition: int,
+                client=None, roots: list = (), progress=None) -> Iterator[Scanned]:
+    """job on groups of objects of about `partition` bytes, in order, each group's Scanned: on a
+    client, files travelling as paths when every worker sees the roots they were walked from."""
+    by_path = client is None or (STDIN not in roots and distributed.workers_see(client, list(roots), False))
+    return ordered(job, groups(objects, partition, by_path, report), 1, client, progress)
+
+
+# -- from Python: seqsift.scan on a client (seqsift.distributed names it) -------------------------------
+def scan(client, sources, signatures, *, recursive: bool = False, backend: str = "auto", threads: int | None = None,
+         buffer_size: int = 8 << 20, filter: str = "stride", verify: bool = True, partition: int | None = None):
+    """seqsift.scan on the cluster: one ObjectResult per object, in order; unreadable paths last,
+    with error set."""
+    check_backend(backend)
+    if isinstance(sources, (str, os.PathLike, bytes, bytearray, memoryview)):
+        sources = [sources]
+    sources = list(sources)
+    options = {"backend": backend, "threads": 1 if threads is None else check_threads(threads),
+               "buffer_size": buffer_size, "filter": filter, "verify": verify}
+    if database_paths(signatures) is not None:
+        as_signatures(signatures)  # a malformed database fails here, as locally
+    job = work(signatures, options)
+    errors: list[tuple[str, str]] = []
+    report = lambda path, why: errors.append((path, why))  # noqa: E731
+    roots = [os.fspath(s) for s in sources if isinstance(s, (str, os.PathLike))]
+    results = []
+    for done in scan_groups(job, objects_of(sources, recursive, report), report, partition or DEFAULT_PARTITION,
+                            client, roots):
+        errors += done.errors
+        results += done.results
+    return results + [ObjectResult(path, 0, [], why) for path, why in errors]

@@ -9,22 +9,18 @@ import sys
 import time
 
 from seqsift import __version__
-from seqsift import distributed
 from seqsift.errors import UsageError
 from seqsift.io.provenance import Provenance
 from seqsift.io.writers import open_output
+from seqsift.options import EXIT_CLEAN, EXIT_ERROR, EXIT_INFECTED, add_dask_options, dask_run, parse_size, positive_int, warn
 from seqsift.scan.api import objects_of
 from seqsift.scan.engine import DEFAULT_STRIDE, FILTERS
 from seqsift.io.openers import STDIN, spool_stdin
 from seqsift.scan.pipeline import DEFAULT_BUFFER, MIN_BUFFERS, Scanner
 from seqsift.scan.signatures import load_databases
 
-EXIT_CLEAN, EXIT_FOUND = 0, 1
-
 
 def add_parser(sub, parent: argparse.ArgumentParser) -> None:
-    from seqsift.cli import parse_size, positive_int
-
     p = sub.add_parser(
         "scan",
         parents=[parent],
@@ -55,13 +51,11 @@ def add_parser(sub, parent: argparse.ArgumentParser) -> None:
     p.add_argument("--object-threshold", type=int, metavar="N",
                    help="an object part with more candidates is rescanned whole on the CPU "
                    "(default: 4096 + its bytes / 48)")
-    distributed.add_options(p, "bytes of files (default 64M; a file is never split)", parse_size)
+    add_dask_options(p, "bytes of files (default 64M; a file is never split)", parse_size)
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from seqsift.cli import EXIT_ERROR
-
     for name in ("block_threshold", "object_threshold"):
         if getattr(args, name) is not None and getattr(args, name) < 0:
             raise UsageError(f"--{name.replace('_', '-')} must be at least 0")
@@ -106,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
     finally:
         if spooled:
             os.unlink(spooled)
-    return EXIT_ERROR if errors else EXIT_FOUND if found_files else EXIT_CLEAN
+    return EXIT_ERROR if errors else EXIT_INFECTED if found_files else EXIT_CLEAN
 
 
 def _options(args: argparse.Namespace) -> dict:
@@ -123,18 +117,15 @@ def _on_cluster(args: argparse.Namespace, scanner: Scanner, objects, report):
 
     if args.no_verify or args.stats:
         raise UsageError("--no-verify and --stats show one machine's filter at work: run them without --dask")
-    partition = args.partition or cluster.DEFAULT_PARTITION
-    with distributed.command_run(args) as (client, progress):
-        shared = distributed.share_files(client, cluster.scanner_from_files, args.db, (_options(args),), exclusive=True)
-        roots = [p for p in args.paths if p != STDIN]
-        by_path = STDIN not in args.paths and distributed.workers_see(client, roots, thorough=False)
-        for done in distributed.map_ordered(client, shared, cluster.scan_objects,
-                                            cluster.groups(objects, partition, by_path, report), progress.advance):
-            for path, why in done.errors:
+    with dask_run(args) as (client, progress):
+        done = cluster.scan_groups(cluster.work(args.db, _options(args)), objects, report,
+                                   args.partition or cluster.DEFAULT_PARTITION, client, args.paths, progress.advance)
+        for group in done:
+            for path, why in group.errors:
                 report(path, why)
-            scanner.stats.files += done.files
-            scanner.stats.bytes += done.bytes
-            yield from done.results
+            scanner.stats.files += group.files
+            scanner.stats.bytes += group.bytes
+            yield from group.results
 
 
 def _json(obj: dict) -> bytes:
@@ -142,8 +133,6 @@ def _json(obj: dict) -> bytes:
 
 
 def _load_report(args, scanner: Scanner) -> None:
-    from seqsift.cli import warn
-
     pieces = scanner.stats.pieces
     cpu_only = pieces["short_cpu"] + pieces["sweep_cpu"]
     if cpu_only:

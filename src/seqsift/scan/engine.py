@@ -12,11 +12,11 @@ Every path ends in the same verifier, so the verified occurrences do not depend 
 
 from __future__ import annotations
 
-from concurrent.futures import Executor
 from dataclasses import dataclass
 
 import numpy as np
 
+from seqsift.runner import cuts, split
 from seqsift.scan import _cpu
 from seqsift.scan.program import Program, compile_program
 from seqsift.scan.signatures import SignatureSet
@@ -52,7 +52,7 @@ class FilterCount:
 
 class Engine:
     def __init__(self, signatures: SignatureSet | Program, filter: str = "stride", stride: int = DEFAULT_STRIDE,
-                 threads: int = 1, pool: Executor | None = None, sample: np.ndarray | None = None):
+                 threads: int = 1, sample: np.ndarray | None = None):
         """sample: bytes like those to be scanned; the filters index each signature where it is
         rarest in them (table.pair_log_probability)."""
         if filter not in FILTERS:
@@ -62,7 +62,6 @@ class Engine:
         self.filter = filter
         self.stride = stride
         self.threads = threads
-        self.pool = pool
         prog = self.program
         self.prog_arrays = prog.arrays
         n = np.arange(prog.n_pieces)
@@ -198,15 +197,12 @@ class Engine:
 
     # -- threads ---------------------------------------------------------------------------------
     def _split(self, lo: int, hi: int, step: int, granule: int = _MIN_SPLIT) -> list[tuple[int, int]]:
-        t = self.threads if self.pool is not None and hi - lo >= 2 * granule else 1
-        cuts = [lo + ((hi - lo) * k // t) // step * step for k in range(t)] + [hi]
-        return [(cuts[k], cuts[k + 1]) for k in range(t) if cuts[k] < cuts[k + 1]]
+        """One range per thread, none below granule bytes (the hand-off would cost more)."""
+        return cuts(lo, hi, self.threads if hi - lo >= 2 * granule else 1, step)
 
     def _map(self, fn, parts, with_index: bool = False):
-        if len(parts) <= 1 or self.pool is None:
-            return [fn(p, k) if with_index else fn(p) for k, p in enumerate(parts)]
-        futures = [self.pool.submit(fn, p, k) if with_index else self.pool.submit(fn, p) for k, p in enumerate(parts)]
-        return [f.result() for f in futures]
+        """fn(part) per part, in order; with_index: fn(part, k), k the thread's scratch slot."""
+        return split(fn, parts, self.threads, slot=with_index)
 
 
 def _drain(kernel, data, lo: int, hi: int, tail: tuple, largest: int) -> tuple[np.ndarray, np.ndarray]:

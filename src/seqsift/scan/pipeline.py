@@ -16,7 +16,6 @@ from __future__ import annotations
 import queue
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Callable, Iterator
 
@@ -75,7 +74,6 @@ class Scanner:
             raise UsageError(f"buffers={buffers}: give at least 1")
         self.threads = backends.check_threads(threads)
         self.backend = backends.resolve_unmeasured(backend)
-        self.pool = ThreadPoolExecutor(self.threads, thread_name_prefix="seqsift-scan") if self.threads > 1 else None
         self.names = signatures.names()
         self.program = compile_program(signatures)
         self.filter = "table" if self.backend == "cuda" else filter
@@ -113,7 +111,7 @@ class Scanner:
         """The engine (and GPU filter), built once from a sample of the data."""
         if self.engine is None:
             self._sample = None if sample is None else sample[:SAMPLE_BYTES].copy()
-            self.engine = Engine(self.program, self.filter, self.stride, self.threads, self.pool, self._sample)
+            self.engine = Engine(self.program, self.filter, self.stride, self.threads, self._sample)
             if self.backend == "cuda":
                 from seqsift.scan._gpu import GpuFilter
 
@@ -127,8 +125,8 @@ class Scanner:
         return self.stats.table
 
     def close(self) -> None:
-        if self.pool is not None:
-            self.pool.shutdown(wait=True, cancel_futures=True)
+        """Nothing to release today (threads come from runner's process pool); kept so a Scanner
+        is a context manager whatever it comes to hold."""
 
     def __enter__(self) -> "Scanner":
         return self
@@ -141,7 +139,7 @@ class Scanner:
         if self.engine.filter == "stride":
             return self.engine
         if self._full is None:
-            self._full = Engine(self.program, "stride", self.stride, self.threads, self.pool, self._sample)
+            self._full = Engine(self.program, "stride", self.stride, self.threads, self._sample)
         return self._full
 
     # -- the pipeline ----------------------------------------------------------------------------

@@ -1,0 +1,133 @@
+"""The mapper itself: a batch of reads in, each read's reported alignments out (Mapper), and the
+same as SAM records (SamBatches); the one object every way of running it (threads, Dask,
+pairs) calls. A batch is seeded in one FM-index search (seeding.py); each read's strongest chains
+are extended (extend.py), the results ranked (choose.py) and formatted (sam.py)."""
+
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from seqsift.map.choose import Chosen, choose
+from seqsift.map.extend import Extender, Placement, oriented, reference_codes
+from seqsift.map.scoring import MapOptions
+from seqsift.map.sam import records
+from seqsift.map.seeding import find_chains
+
+if TYPE_CHECKING:  # the FM-index loads on use
+    from seqsift.fmindex.api import FMIndex
+
+
+@dataclass(frozen=True)
+class Mapped:
+    """One input read and what was reported for it: alignments[0] is the primary, the rest are
+    supplementary; empty when the read is unmapped. nm/md per alignment."""
+
+    name: str
+    seq: bytes
+    qual: bytes | None
+    alignments: list[Chosen]
+    nm: list[int]
+    md: list[str]
+
+    @property
+    def mapped(self) -> bool:
+        return bool(self.alignments)
+
+
+class Mapper:
+    """Maps batches of reads (io.reads.ReadBatch with the FM-index's READ_CODE) on one index;
+    callable from several threads at once."""
+
+    def __init__(self, index: "FMIndex", options: MapOptions | None = None):
+        self.index = index
+        self.options = options or MapOptions()
+        self.searcher = index.searcher()
+        self.ref_codes = reference_codes(index.arrays)
+        self._local = threading.local()
+
+    def extender(self) -> Extender:
+        ext = getattr(self._local, "extender", None)
+        if ext is None:
+            ext = self._local.extender = Extender(self.index.reference, self.ref_codes, self.options)
+        return ext
+
+    def candidates(self, batch) -> list[tuple[tuple[np.ndarray, np.ndarray], list[Placement]]]:
+        """Per read: its (forward, reverse-complement) codes and the alignments of its strongest
+        chains."""
+        o = self.options
+        chains = find_chains(self.searcher, batch.codes, batch.bounds, o)
+        ext = self.extender()
+        forward, reverse = oriented(batch.codes)
+        size = forward.size
+        out = []
+        for r in range(len(batch)):
+            lo, hi = batch.bounds[r], batch.bounds[r + 1]
+            reads = forward[lo:hi], reverse[size - hi : size - lo]
+            first, last = chains.offsets[r], chains.offsets[r + 1]
+            placements = []
+            if last > first:
+                floor = o.drop_ratio * chains.weight[first]
+                for c in range(first, min(last, first + o.max_chains)):
+                    if chains.weight[c] < floor:
+                        break
+                    strand = int(chains.strand[c])
+                    p = ext.place(reads[strand], strand, int(chains.diag_lo[c]), int(chains.diag_hi[c]),
+                                  int(chains.anchor[c]))
+                    if p is not None:
+                        placements.append(p)
+            out.append((reads, placements))
+        return out
+
+    def report(self, batch, r: int, reads, chosen: list[Chosen], rename=None) -> Mapped:
+        """Read r of the batch with its reported alignments, NM and MD computed; rename(name)
+        gives the name to report, when given."""
+        ext = self.extender()
+        lo, hi = batch.bounds[r], batch.bounds[r + 1]
+        marks = [ext.nm_md(c.placement, reads[c.placement.strand]) for c in chosen]
+        qual = None if batch.qual_lo[r] < 0 else batch.raw[batch.qual_lo[r] : batch.qual_lo[r] + hi - lo].tobytes()
+        name = batch.name(r)
+        return Mapped(name=rename(name) if rename else name, seq=batch.seq[lo:hi].tobytes(), qual=qual, alignments=chosen,
+                      nm=[m[0] for m in marks], md=[m[1] for m in marks])
+
+    def __call__(self, batch) -> list[Mapped]:
+        return [self.report(batch, r, reads, choose(placements, self.options))
+                for r, (reads, placements) in enumerate(self.candidates(batch))]
+
+
+def load_index(reference: "str | os.PathLike | FMIndex", announce=None) -> "FMIndex":
+    """An FMIndex as given, loaded from an .ssx file, or built in memory from a FASTA file
+    (announce(message) is told so: it takes a while on a large genome)."""
+    from seqsift.fmindex.api import FMIndex
+    from seqsift.fmindex.ssx import MAGIC
+    from seqsift.io.openers import check_readable
+
+    if isinstance(reference, FMIndex):
+        return reference
+    check_readable(reference)
+    with open(reference, "rb") as f:
+        is_index = f.read(len(MAGIC)) == MAGIC
+    if is_index:
+        return FMIndex.load(reference)
+    if announce:
+        announce(f"{reference} is not an .ssx index: indexing it in memory first (`seqsift index` saves one)")
+    return FMIndex.build(reference)
+
+
+class SamBatches:
+    """A batch of reads to (its SAM records as bytes, reads, reads mapped): the unit of work of
+    the command, run on a thread pool or on Dask workers alike."""
+
+    def __init__(self, mapper: Mapper, rg_id: str | None = None):
+        self.mapper = mapper
+        self.rg_id = rg_id
+
+    def __call__(self, batch) -> tuple[bytes, int, int]:
+        names = self.mapper.index.names
+        mapped = self.mapper(batch)
+        text = "".join(records(m, names, self.rg_id) for m in mapped)
+        return text.encode(), len(mapped), sum(m.mapped for m in mapped)

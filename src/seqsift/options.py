@@ -1,0 +1,98 @@
+"""What every subcommand shares below the CLI: option types, the common and Dask option groups,
+messages on stderr, and the one table of exit codes.
+
+The engines' command modules build their parsers from these; `cli.py`, above them, parses and
+dispatches. Nothing here imports an engine (tests/test_imports.py checks the direction).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import re
+import sys
+from typing import Any, Callable, Iterator
+
+from seqsift import backend as backends
+
+# Exit codes. Two conventions meet here, each that of the tool a command stands in for:
+# grep's for the searches (find, search): 0 something matched, 1 nothing did;
+# clamscan's for scan: 0 nothing found, 1 a signature matched. Every command: 2 on an error.
+EXIT_OK = 0  # done (index, align, simulate, stats, lab, demo; check found every result right)
+EXIT_FOUND = 0  # find, search: something matched
+EXIT_NONE = 1  # find, search: nothing matched
+EXIT_CLEAN = 0  # scan: no signature matched
+EXIT_INFECTED = 1  # scan: a signature matched
+EXIT_WRONG = 1  # check: some results are wrong
+EXIT_ERROR = 2  # usage or input error, every command
+EXIT_INTERRUPTED = 130  # Ctrl-C (128 + SIGINT)
+
+_SIZE = re.compile(r"^\s*(\d+)\s*([kKmMgGtT]?)(i?[bB])?\s*$")
+
+
+def parse_size(text: str) -> int:
+    """'64M', '1G', '4096' -> bytes (binary multiples)."""
+    match = _SIZE.match(text)
+    if not match or int(match.group(1)) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a size: use a number with an optional K, M or G, e.g. 64M")
+    return int(match.group(1)) << (10 * " KMGT".index(match.group(2).upper() or " "))
+
+
+def positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of at least 1")
+    return value
+
+
+def common_options() -> argparse.ArgumentParser:
+    """Options every subcommand takes."""
+    p = argparse.ArgumentParser(add_help=False)
+    g = p.add_argument_group("common options")
+    g.add_argument("-t", "--threads", type=positive_int, default=backends.default_threads(),
+                   help="CPU threads (default: all %(default)s cores)")
+    g.add_argument("-o", "--output", metavar="FILE", help="write results to FILE (default: standard output); "
+                   "FILE.gz is written gzipped, FILE.bam as BAM where the output is SAM")
+    g.add_argument("-q", "--quiet", action="store_true", help="no progress bar or messages on stderr")
+    g.add_argument("--backend", choices=backends.BACKENDS, default="auto",
+                   help="where kernels run; auto takes a GPU when one is usable (default: %(default)s)")
+    g.add_argument("--debug", action="store_true", help="show tracebacks of internal errors")
+    return p
+
+
+def warn(args: argparse.Namespace, message: str) -> None:
+    """A message on stderr unless -q (errors are always shown)."""
+    if not getattr(args, "quiet", False):
+        sys.stderr.write(f"seqsift {args.command}: {message}\n")
+
+
+def add_dask_options(parser, unit: str, kind: Callable | None = None) -> None:
+    """The --dask options of a subcommand; unit says what --partition counts for this engine, kind
+    parses it (a whole number of at least 1 by default)."""
+    kind = kind or positive_int
+    g = parser.add_argument_group("cluster (Dask)")
+    g.add_argument("--dask", metavar="ADDRESS",
+                   help="run on a Dask cluster: a scheduler address (tcp://host:8786) or local:N for N worker "
+                   "processes here; results are the same as without it")
+    g.add_argument("--partition", type=kind, metavar="N", help=f"{unit} per task sent to a worker")
+
+
+@contextlib.contextmanager
+def dask_run(args, total: int | None = None) -> Iterator[tuple[Any, Any]]:
+    """A subcommand's --dask run: (client, progress bar counting partitions), the workers and the
+    dashboard's address told on stderr unless -q."""
+    from seqsift.distributed import connect
+    from seqsift.progress import Progress
+
+    with connect(args.dask) as client:
+        workers = client.scheduler_info().get("workers", {})
+        threads = sum(w.get("nthreads", 0) for w in workers.values())
+        warn(args, f"Dask: {len(workers)} workers, {threads} threads; dashboard {client.dashboard_link}")
+        progress = Progress(args.command, total, enabled=not args.quiet, unit=" partitions")
+        try:
+            yield client, progress
+        finally:
+            progress.close()

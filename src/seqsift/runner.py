@@ -1,0 +1,199 @@
+"""Run an engine's work on threads or on a Dask client: the one place seqsift starts threads for
+computing (the I/O stages of a pipeline keep their own reader threads).
+
+Two shapes of work, both on one thread pool per process (threads start on first use and are
+shared by every engine and every object; none is started for threads=1):
+- `ordered(work, parts, threads, client)`: a job per part (a batch of reads, of queries, of
+  files), results in input order with a bounded number of parts in flight, so memory stays
+  bounded however long the input. With a Dask client the same work runs on the cluster
+  (distributed.map_ordered), with the same results.
+- `split(fn, items, threads)`: one buffer cut into items searched at once (find's ranges of
+  candidate starts, scan's slices of a buffer), results in item order. `threads` helpers take
+  items as they free up, so unequal items even out; a pool thread splitting again (a part of
+  `ordered` cut further) takes items itself, so nested use never waits on a busy pool.
+
+threads=1 runs everything in the calling thread: `-t 1` is one core.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import os
+import threading
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Iterator
+
+_LOCK = threading.Lock()
+_POOL: ThreadPoolExecutor | None = None
+_POOL_SIZE = 0
+IN_FLIGHT_PER_THREAD = 2  # parts submitted ahead per thread: a thread never waits for the next part
+_THIS = threading.local()
+
+
+def _mark_pool_thread() -> None:
+    _THIS.in_pool = True
+
+
+def pool(threads: int) -> ThreadPoolExecutor:
+    """The process's pool, with room for at least `threads` tasks at once. It starts a thread only
+    when no idle one is left, so its size is a ceiling, not a cost; a pool too small for a
+    request is replaced by a larger one (tasks already queued on the old one still run)."""
+    global _POOL, _POOL_SIZE
+    with _LOCK:
+        if _POOL is None or _POOL_SIZE < threads:
+            old = _POOL
+            _POOL_SIZE = max(threads, 4 * (os.cpu_count() or 1), 32)
+            _POOL = ThreadPoolExecutor(_POOL_SIZE, thread_name_prefix="seqsift", initializer=_mark_pool_thread)
+            if old is not None:
+                old.shutdown(wait=False)
+        return _POOL
+
+
+# -- one buffer, cut into items ---------------------------------------------------------------------
+def split(fn: Callable, items: list, threads: int, *, slot: bool = False) -> list:
+    """[fn(item) for item in items] on up to `threads` threads of the pool (the calling thread one
+    of them when it is itself a pool thread).
+    slot=True calls fn(item, k), k < threads being the worker running it, unique among the items
+    running at once (an index into per-thread scratch buffers)."""
+    workers = min(threads, len(items))
+    if workers <= 1:
+        return [fn(item, 0) if slot else fn(item) for item in items]
+    results: list = [None] * len(items)
+    following = itertools.count()  # next() is atomic under the GIL: each item is taken once
+    failed: list[BaseException] = []
+
+    def work(k: int) -> None:
+        try:
+            for i in iter(following.__next__, None):
+                if i >= len(items) or failed:
+                    return
+                results[i] = fn(items[i], k) if slot else fn(items[i])
+        except BaseException as exc:
+            failed.append(exc)
+
+    # A thread of the pool (running a part of ordered()) works on its items itself, and drops the
+    # helpers not started yet (the pool busy with other parts): nested use never waits on itself.
+    # Any other thread hands every item to the pool and waits, leaving its core to the helpers.
+    nested = getattr(_THIS, "in_pool", False)
+    helpers = [pool(workers).submit(work, k) for k in range(1 if nested else 0, workers)]
+    if nested:
+        work(0)
+    for helper in helpers:
+        if not (nested and helper.cancel()):
+            helper.result()
+    if failed:
+        raise failed[0]
+    return results
+
+
+def cuts(lo: int, hi: int, parts: int, step: int = 1) -> list[tuple[int, int]]:
+    """[lo, hi) in at most `parts` consecutive ranges of about equal size, inner cuts on multiples
+    of `step` from lo; empty ranges dropped."""
+    points = [lo + ((hi - lo) * k // parts) // step * step for k in range(parts)] + [hi]
+    return [(points[k], points[k + 1]) for k in range(parts) if points[k] < points[k + 1]]
+
+
+# -- a job per part -------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Work:
+    """An engine's job on every part: run(value, part), run a module-level function so a Dask
+    worker can run it too. local(): the object every part needs, made here (an index, a
+    database, a compiled job), called only for a run on this machine's threads; share(client):
+    the same object made on each worker (a distributed.Resource, from distributed.share_files or
+    share_object), called only when a client is given."""
+
+    run: Callable[[Any, Any], Any]
+    local: Callable[[], Any]
+    share: Callable[[Any], Any] | None = None
+
+
+def ordered(work: Work, parts: Iterable, threads: int = 1, client=None,
+            progress: Callable[[int], None] | None = None) -> Iterator:
+    """work.run(value, part) for every part, results in input order: on a Dask client when one is
+    given, else on `threads` threads of this process (threads=1: in the calling thread, one part
+    at a time). At most IN_FLIGHT_PER_THREAD parts per thread are in flight. progress(1) is
+    called as each result is taken. An error raised by a part, or by the parts iterator, comes
+    after the results of every earlier part, as in a loop."""
+    if client is not None:
+        from seqsift.distributed import map_ordered
+
+        if work.share is None:
+            raise TypeError(f"{work.run.__qualname__}: this work has no way to reach Dask workers (share)")
+        yield from map_ordered(client, work.share(client), work.run, parts, progress)
+        return
+    run = functools.partial(work.run, work.local())
+    if threads == 1:
+        for part in parts:
+            yield run(part)
+            if progress:
+                progress(1)
+        return
+    yield from _on_threads(run, parts, threads, progress)
+
+
+def _on_threads(run: Callable, parts: Iterable, threads: int, progress) -> Iterator:
+    gate = threading.BoundedSemaphore(threads)  # the pool may be larger: `threads` run at once
+
+    def one(part):
+        with gate:
+            return run(part)
+
+    executor = pool(threads * (IN_FLIGHT_PER_THREAD + 1))
+    pending: deque = deque()
+    parts = iter(parts)
+    try:
+        while True:
+            try:
+                part = next(parts)
+            except StopIteration:
+                break
+            except BaseException:  # bad input met while reading ahead: earlier parts come first
+                while pending:
+                    yield _take(pending, progress)
+                raise
+            pending.append(executor.submit(one, part))
+            if len(pending) > IN_FLIGHT_PER_THREAD * threads:
+                yield _take(pending, progress)
+        while pending:
+            yield _take(pending, progress)
+    finally:
+        for future in pending:  # stopped early: queued parts are dropped, running ones finish
+            future.cancel()
+
+
+def _take(pending: deque, progress):
+    result = pending.popleft().result()
+    if progress:
+        progress(1)
+    return result
+
+
+# -- parts tagged with their input ------------------------------------------------------------------
+def tagged(work: Work, pairs: Iterable[tuple[Any, Any]], threads: int = 1, client=None,
+           progress: Callable[[int], None] | None = None) -> Iterator[tuple[Any, Any]]:
+    """ordered() over (tag, part) pairs: yields (tag, result), the tag never leaving here."""
+    tags: deque = deque()
+
+    def parts():
+        for tag, part in pairs:
+            tags.append(tag)
+            yield part
+
+    for result in ordered(work, parts(), threads, client, progress):
+        yield tags.popleft(), result
+
+
+def by_source(count: int, pairs: Iterable[tuple[int, Any]]) -> Iterator[tuple[int, Iterator]]:
+    """(k, iterator of input k's results) for every k < count in order, inputs with no
+    parts included, from (k, result) pairs in input order. Consume each before the next."""
+    following = 0
+    for k, group in itertools.groupby(pairs, key=lambda t: t[0]):
+        for empty in range(following, k):
+            yield empty, iter(())
+        yield k, (result for _, result in group)
+        following = k + 1
+    for empty in range(following, count):
+        yield empty, iter(())
