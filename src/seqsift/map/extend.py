@@ -4,13 +4,12 @@ with the clip-aware banded kernel (_extend.py); and the NM and MD of an alignmen
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cached_property
 
 import numpy as np
 
 from seqsift.fmindex.layout import IndexArrays
 from seqsift.fmindex.reference import Reference
-from seqsift.map._extend import OP_I, OP_M, clip_align, differences, ungapped
+from seqsift.map._extend import OP_M, clip_align, differences, ungapped
 from seqsift.map.scoring import MapOptions
 
 _LETTERS = np.frombuffer(b"ACGTN", np.uint8)
@@ -35,25 +34,18 @@ class Placement:
     lens: tuple
     score: int
     total: int
+    ref_span: int  # reference bases covered
 
-    @cached_property
-    def ref_span(self) -> int:
-        return sum(n for op, n in zip(self.ops, self.lens) if op != OP_I)
-
-    @cached_property
+    @property
     def end(self) -> int:
         return self.position + self.ref_span
 
-    @cached_property
-    def cigar_string(self) -> str:
+    def cigar(self) -> str:
         parts = [f"{self.qb}S"] if self.qb else []
         parts += [f"{n}{_CIGAR[op]}" for op, n in zip(self.ops, self.lens)]
         if self.qe < self.read_length:
             parts.append(f"{self.read_length - self.qe}S")
         return "".join(parts)
-
-    def cigar(self) -> str:
-        return self.cigar_string
 
 
 def reference_codes(arrays: IndexArrays) -> np.ndarray:
@@ -110,7 +102,7 @@ class Extender:
             score, differ = ungapped(read, window, diag_lo - lo, o.match, o.mismatch, o.ambiguous)
             if differ <= self.ungapped_limit:
                 return Placement(record=record, position=diag_lo - rec_start, strand=strand, qb=0, qe=m,
-                                 read_length=m, ops=(OP_M,), lens=(m,), score=score, total=score)
+                                 read_length=m, ops=(OP_M,), lens=(m,), score=score, total=score, ref_span=m)
         dlo, dhi = diag_lo - lo - o.band, diag_hi - lo + o.band
         width = dhi - dlo + 1
         if self.trace.size < (m + 1) * width:
@@ -125,7 +117,7 @@ class Extender:
             return None
         return Placement(record=record, position=lo + tb - rec_start, strand=strand, qb=qb, qe=qe, read_length=m,
                          ops=tuple(self.ops[:runs].tolist()), lens=tuple(self.lens[:runs].tolist()),
-                         score=score, total=total)
+                         score=score, total=total, ref_span=te - tb)
 
     def nm_md(self, p: Placement, read: np.ndarray) -> tuple[int, str]:
         """SAM's NM (differing bases plus inserted and deleted ones) and MD (the reference bases

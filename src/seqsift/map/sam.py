@@ -86,8 +86,9 @@ def records(m, names: list[str], rg_id: str | None, pairing: Pairing | None = No
     reverse_seq = m.seq.translate(_COMPLEMENT)[::-1].decode()
     reverse_qual = qual[::-1] if m.qual else "*"
     aligned = list(zip(m.alignments, m.nm, m.md))
-    parts = [(names[c.placement.record], c.placement.position + 1, "+-"[c.placement.strand], c.placement.cigar(),
-              c.mapq, nm) for c, nm, _ in aligned]
+    cigars = [me[3]] + [c.placement.cigar() for c in m.alignments[1:]]
+    parts = [(names[c.placement.record], c.placement.position + 1, "+-"[c.placement.strand], cigars[k], c.mapq, nm)
+             for k, (c, nm, _) in enumerate(aligned)]
     lines = []
     for k, (c, nm, md) in enumerate(aligned):
         p = c.placement
@@ -100,6 +101,6 @@ def records(m, names: list[str], rg_id: str | None, pairing: Pairing | None = No
         fields = mate_fields
         if pairing is not None and k > 0 and p.record != me[0] and fields.startswith("="):
             fields = names[me[0]] + fields[1:]
-        lines.append(f"{m.name}\t{flag}\t{names[p.record]}\t{p.position + 1}\t{c.mapq}\t{p.cigar()}\t{fields}\t{s}\t{q}"
+        lines.append(f"{m.name}\t{flag}\t{names[p.record]}\t{p.position + 1}\t{c.mapq}\t{cigars[k]}\t{fields}\t{s}\t{q}"
                      f"\tNM:i:{nm}\tMD:Z:{md}\tAS:i:{p.score}\tXS:i:{c.sub}{sa}{mate_tag}{rg}\n")
     return "".join(lines)
