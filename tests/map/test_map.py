@@ -125,6 +125,19 @@ def test_ungapped_shortcut_is_the_band_optimum(rng, clip):
         assert rescore(read, text, p.qb, p.position, list(zip(p.ops, p.lens)))[0] == p.score
 
 
+def test_an_extension_past_the_traceback_limit_is_skipped(monkeypatch):
+    from seqsift.fmindex.reference import Reference
+    from seqsift.map import extend
+
+    text = "ACGTTGCAAGGCTTACGATCGATCGGATCCATGCAAGTC" * 4
+    reference = Reference(text=None, names=["x"], starts=np.array([0]), lengths=np.array([len(text)]))
+    ext = extend.Extender(reference, codes(text), MapOptions())
+    read = codes(text[10:70])
+    assert ext.place(read, 0, 10, 12, 10) is not None
+    monkeypatch.setattr(extend, "MAX_TRACE", 61 * 35 - 1)  # 60 bases + 1 rows, diagonals 10-12 and 16 each side
+    assert ext.place(read, 0, 10, 12, 10) is None
+
+
 def test_mapq_follows_bwa():
     assert mapq(O, 150, 150, 0, 150, 150) == 0  # two equally good places
     assert mapq(O, 150, 0, 0, 150, 150) == 60

@@ -15,6 +15,7 @@ from seqsift.map.scoring import MapOptions
 _LETTERS = np.frombuffer(b"ACGTN", np.uint8)
 _CIGAR = "MIDNS"
 _COMPLEMENT = np.array([3, 2, 1, 0, 4], np.int8)
+MAX_TRACE = 64 << 20  # traceback bytes of one extension (read length x band width); a chain needing more is skipped
 
 
 @dataclass(frozen=True)
@@ -105,6 +106,8 @@ class Extender:
                                  read_length=m, ops=(OP_M,), lens=(m,), score=score, total=score, ref_span=m)
         dlo, dhi = diag_lo - lo - o.band, diag_hi - lo + o.band
         width = dhi - dlo + 1
+        if (m + 1) * width > MAX_TRACE:  # a long read with a wide chain: not this short-read mapper's case
+            return None
         if self.trace.size < (m + 1) * width:
             self.trace = np.empty(2 * (m + 1) * width, np.int8)
         if self.ops.size < m + window.size + 1:
