@@ -264,6 +264,27 @@ def test_two_equal_places_give_mapq_zero(genome, tmp_path):
     assert c.mapq == 0 and c.sub == c.placement.score == 150
 
 
+def test_secondary_records_with_all(genome, tmp_path):
+    """With secondary=True (-a) the other copy of a repeat is a secondary record (0x100, MAPQ 0,
+    no SA tag), after the primary; without it, only the primary."""
+    ref_path, records, (rep_lo, rep_hi) = genome
+    reads = write_fastq(tmp_path / "r.fq", [("rep", records["one"][rep_lo + 50 : rep_lo + 200], None),
+                                            ("uniq", records["one"][100:250], None)])
+    for secondary in (False, True):
+        out = tmp_path / f"{secondary}.sam"
+        map_reads(ref_path, reads, out, options=MapOptions(secondary=secondary))
+        with pysam.AlignmentFile(str(out)) as sam:
+            recs = list(sam)
+        if not secondary:
+            assert [r.query_name for r in recs] == ["rep", "uniq"]
+            continue
+        assert [(r.query_name, r.is_secondary) for r in recs] == [("rep", False), ("rep", True), ("uniq", False)]
+        first, second = recs[0], recs[1]
+        assert {first.reference_name, second.reference_name} == {"one", "two"}
+        assert second.mapping_quality == 0 and not second.has_tag("SA")
+        assert second.get_tag("AS") == first.get_tag("AS") == 150 and second.get_tag("NM") == 0
+
+
 def test_chimeric_read_gets_a_supplementary_record(genome, tmp_path):
     ref_path, records, _ = genome
     read = records["one"][1000:1080] + records["two"][500:580]

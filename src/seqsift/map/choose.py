@@ -24,6 +24,7 @@ class Chosen:
     sub: int
     mapq: int
     supplementary: bool
+    secondary: bool = False
 
 
 def _read_overlap(a: Placement, b: Placement) -> bool:
@@ -48,8 +49,10 @@ def ranked(placements: list[Placement]) -> list[Placement]:
 
 
 def choose(placements: list[Placement], options: MapOptions, primary: Placement | None = None) -> list[Chosen]:
-    """The primary first, then supplementary alignments; empty when the read is unmapped
-    (no alignment scores min_score). primary: the one to report first (a pair's choice)."""
+    """The primary first, then supplementary alignments, then (with options.secondary) every
+    other alignment scoring min_score as secondary, MAPQ 0 (bwa mem -a); empty when the read is
+    unmapped (no alignment scores min_score). primary: the one to report first (a pair's
+    choice)."""
     order = ranked(placements)
     if primary is not None:
         order = [primary] + [p for p in order if p is not primary]
@@ -69,4 +72,9 @@ def choose(placements: list[Placement], options: MapOptions, primary: Placement 
         near = sum(1 for s in rivals if s >= p.score - tolerance) - (1 if sub >= p.score else 0)
         q = mapq(options, p.score, sub, max(near, 0), p.qe - p.qb, p.ref_span)
         chosen.append(Chosen(placement=p, sub=sub, mapq=q, supplementary=bool(chosen)))
+    if options.secondary and chosen:
+        reported = {id(c.placement) for c in chosen}
+        best = chosen[0].placement.score
+        chosen += [Chosen(placement=p, sub=best, mapq=0, supplementary=False, secondary=True) for p in distinct
+                   if id(p) not in reported and p.score >= options.min_score]
     return chosen

@@ -48,6 +48,10 @@ def add_parser(sub, parent: argparse.ArgumentParser) -> None:
                    help="seeds occurring more often are skipped (default %(default)s)")
     g.add_argument("-w", "--band", type=positive_int, default=_D.band,
                    help="diagonals searched beyond a chain's: the longest indel found (default %(default)s)")
+    g = p.add_argument_group("output")
+    g.add_argument("-a", "--all", action="store_true",
+                   help="also write every other alignment scoring at least -T as a secondary record (flag 0x100, "
+                   "MAPQ 0), as bwa mem -a")
     g.add_argument("--batch-reads", type=positive_int, default=BATCH_READS, help=argparse.SUPPRESS)
     add_dask_options(p, f"reads (default {BATCH_READS})")
     p.set_defaults(run=run)
@@ -58,7 +62,8 @@ def add_parser(sub, parent: argparse.ArgumentParser) -> None:
 def options_from(args: argparse.Namespace) -> MapOptions:
     return MapOptions(match=args.match, mismatch=args.mismatch, gap_open=args.gap_open, gap_extend=args.gap_extend,
                       clip=args.clip, min_score=args.min_score, seed_length=args.seed_length,
-                      seed_step=args.seed_step, max_occurrences=args.max_occurrences, band=args.band)
+                      seed_step=args.seed_step, max_occurrences=args.max_occurrences, band=args.band,
+                      secondary=args.all)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from seqsift.errors import UsageError
 
 _COMPLEMENT = bytes.maketrans(b"ACGTNacgtn", b"TGCANtgcan")
-REVERSE, UNMAPPED, SUPPLEMENTARY = 0x10, 0x4, 0x800
+REVERSE, UNMAPPED, SECONDARY, SUPPLEMENTARY = 0x10, 0x4, 0x100, 0x800
 
 
 def parse_read_group(text: str | None) -> tuple[str | None, str | None]:
@@ -88,16 +88,18 @@ def records(m, names: list[str], rg_id: str | None, pairing: Pairing | None = No
     aligned = list(zip(m.alignments, m.nm, m.md))
     cigars = [me[3]] + [c.placement.cigar() for c in m.alignments[1:]]
     parts = [(names[c.placement.record], c.placement.position + 1, "+-"[c.placement.strand], cigars[k], c.mapq, nm)
-             for k, (c, nm, _) in enumerate(aligned)]
+             if not c.secondary else None for k, (c, nm, _) in enumerate(aligned)]
+    chimeric = sum(part is not None for part in parts) > 1
     lines = []
     for k, (c, nm, md) in enumerate(aligned):
         p = c.placement
-        flag = base_flag | (REVERSE if p.strand else 0) | (SUPPLEMENTARY if c.supplementary else 0)
+        flag = base_flag | (REVERSE if p.strand else 0) | (SUPPLEMENTARY if c.supplementary else 0) \
+            | (SECONDARY if c.secondary else 0)
         s, q = (reverse_seq, reverse_qual) if p.strand else (seq, qual)
         sa = ""
-        if len(parts) > 1:
-            sa = "\tSA:Z:" + "".join(f"{r},{pos},{st},{cig},{mq},{n};" for j, (r, pos, st, cig, mq, n) in enumerate(parts)
-                                     if j != k)
+        if chimeric and not c.secondary:  # SA: the other parts of a chimeric read, not its secondaries
+            sa = "\tSA:Z:" + "".join(f"{r},{pos},{st},{cig},{mq},{n};" for j, (r, pos, st, cig, mq, n) in
+                                     ((j, part) for j, part in enumerate(parts) if part is not None) if j != k)
         fields = mate_fields
         if pairing is not None and k > 0 and p.record != me[0] and fields.startswith("="):
             fields = names[me[0]] + fields[1:]

@@ -16,7 +16,8 @@ class MapOptions:
     dropped when they occur more than `max_occurrences` times (bwa's -c 500); seeds within
     `band` diagonals of each other form a chain, and the extension searches `band` diagonals
     beyond the chain's. Chains weaker than `drop_ratio` of the read's best are not extended,
-    at most `max_chains` are."""
+    at most `max_chains` are. secondary: also report every other alignment scoring min_score
+    (bwa mem -a)."""
 
     match: int = 1
     mismatch: int = 4
@@ -31,10 +32,13 @@ class MapOptions:
     band: int = 16
     drop_ratio: float = 0.5
     max_chains: int = 20
+    secondary: bool = False
 
     def __post_init__(self):
         for f in fields(self):
             value = getattr(self, f.name)
+            if f.name == "secondary":
+                continue
             if f.name == "drop_ratio":
                 if not 0 <= value <= 1:
                     raise UsageError(f"drop_ratio={value}: give a fraction between 0 and 1")
