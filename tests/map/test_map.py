@@ -138,6 +138,23 @@ def test_an_extension_past_the_traceback_limit_is_skipped(monkeypatch):
     assert ext.place(read, 0, 10, 12, 10) is None
 
 
+def test_one_placement_is_chosen_as_the_general_path_would(genome, rng, tmp_path):
+    from seqsift.map.api import batches_of
+    from seqsift.map.choose import choose
+    from seqsift.map.mapper import Mapper, load_index
+
+    ref_path, records, _ = genome
+    path = write_fastq(tmp_path / "reads.fq", simulate(rng, records, 60))
+    mapper = Mapper(load_index(ref_path))
+    singles = 0
+    for batch in batches_of(path):
+        for _, placements in mapper.candidates(batch):
+            if len(placements) == 1:
+                singles += 1
+                assert choose(placements, O) == choose(placements, O, primary=placements[0])  # the general path
+    assert singles > 20
+
+
 def test_mapq_follows_bwa():
     assert mapq(O, 150, 150, 0, 150, 150) == 0  # two equally good places
     assert mapq(O, 150, 0, 0, 150, 150) == 60

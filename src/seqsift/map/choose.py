@@ -53,6 +53,12 @@ def choose(placements: list[Placement], options: MapOptions, primary: Placement 
     other alignment scoring min_score as secondary, MAPQ 0 (bwa mem -a); empty when the read is
     unmapped (no alignment scores min_score). primary: the one to report first (a pair's
     choice)."""
+    if len(placements) == 1 and primary is None:  # most reads: the general path's answer, directly
+        p = placements[0]
+        if p.score < options.min_score:
+            return []
+        return [Chosen(placement=p, sub=0, mapq=mapq(options, p.score, 0, 0, p.qe - p.qb, p.ref_span),
+                       supplementary=False)]
     order = ranked(placements)
     if primary is not None:
         order = [primary] + [p for p in order if p is not primary]
