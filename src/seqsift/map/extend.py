@@ -125,6 +125,8 @@ class Extender:
     def nm_md(self, p: Placement, read: np.ndarray) -> tuple[int, str]:
         """SAM's NM (differing bases plus inserted and deleted ones) and MD (the reference bases
         at differences and deletions), as samtools calmd writes them: N never matches."""
+        if p.score == p.read_length * self.o.match and p.qe - p.qb == p.read_length and len(p.ops) == 1:
+            return 0, str(p.read_length)  # every base matches: only then does the score reach this
         start = int(self.reference.starts[p.record]) + p.position
         ref = self.ref_codes[start : start + p.ref_span]
         capacity = p.read_length + len(p.ops)  # events: differing bases and deletion runs
