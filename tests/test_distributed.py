@@ -205,6 +205,18 @@ def test_map_on_dask_writes_the_local_records(tmp_path, client, lambda_index):
     assert local[0] == dask[0] == 0
     drop_pg = [lambda out: [line for line in out.splitlines() if not line.startswith(b"@PG")]][0]
     assert drop_pg(local[1]) == drop_pg(dask[1]) and len(drop_pg(local[1])) > 200
+    # pairs: fragments of 300 bases, the first 100 forward and the last 100 reverse-complemented
+    genome = naive.read_records(LAMBDA)[0][1]
+    rng = np.random.default_rng(9)
+    starts = rng.integers(0, len(genome) - 300, 150)
+    one, two = tmp_path / "r1.fq", tmp_path / "r2.fq"
+    one.write_text("".join(f"@p{k}/1\n{genome[s : s + 100]}\n+\n{'I' * 100}\n" for k, s in enumerate(starts)))
+    two.write_text("".join(f"@p{k}/2\n{naive.reverse_complement(genome[s + 200 : s + 300])}\n+\n{'I' * 100}\n"
+                           for k, s in enumerate(starts)))
+    local, dask = both(tmp_path, ["map", str(lambda_index), str(one), str(two), "--batch-reads", "40"],
+                       client.scheduler.address)
+    assert local[0] == dask[0] == 0
+    assert drop_pg(local[1]) == drop_pg(dask[1]) and b"\t99\t" in local[1]
 
 # -- faults and bad input ------------------------------------------------------------------------
 def test_a_killed_worker_loses_and_duplicates_nothing(lambda_index, rng):

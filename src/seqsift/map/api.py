@@ -40,7 +40,7 @@ def map_reads(reference: "str | os.PathLike | FMIndex", reads: str | os.PathLike
               options: MapOptions | None = None) -> list[Mapped] | dict:
     """Map every read of a FASTQ/FASTA file (plain or compressed) to a reference: an FMIndex,
     an .ssx file or a FASTA file (indexed in memory first). Without output, a list of Mapped
-    (one per read, in input order; single-end only); with output, a SAM file there (read_group:
+    (one per read, in input order; single reads only); with output, a SAM file there (read_group:
     bwa's -R line, '@RG\\tID:x\\tSM:y'; mates: the second reads of pairs, in step with reads)
     and a summary {'reads': n, 'mapped': n}."""
     from seqsift.backend import check_threads
@@ -63,21 +63,17 @@ def sam_batches(mapper: Mapper, reads, mates=None, threads: int = 1, rg_id: str 
                 batch_reads: int = BATCH_READS, client=None, reference_path=None,
                 progress=None) -> Iterator[tuple[bytes, int, int]]:
     """(SAM records, reads, reads mapped) of each batch in input order: single reads, or pairs
-    when mates is given; on this machine's threads, or with a Dask client on its workers (single
-    reads: each worker loads reference_path, or is sent the index, once; a reads file the
-    workers see is parsed by them)."""
+    when mates is given; on this machine's threads, or with a Dask client on its workers (each
+    loads reference_path, or is sent the index, once; a file of single reads the workers see is
+    parsed by them, pairs are parsed here)."""
     from seqsift.fmindex.reference import READ_CODE
+    from seqsift.map.cluster import work_of
 
-    if mates is not None:
-        if client is not None:
-            raise UsageError("Dask maps single-end reads so far: map pairs without it")
-        from seqsift.map.cluster import run_part
-        from seqsift.map.pairs import PairBatches, paired_batches
+    work = work_of(mapper, rg_id, reference_path, paired=mates is not None)
+    if mates is not None:  # parsed here in step, each pair of batches sent as it is
+        from seqsift.map.pairs import paired_batches
 
-        work = Work(run_part, lambda: PairBatches(mapper, rg_id))
-        return ordered(work, paired_batches(reads, mates, batch_reads, READ_CODE), threads, None, progress)
-    from seqsift.map.cluster import run_part, work_of
-
+        return ordered(work, paired_batches(reads, mates, batch_reads, READ_CODE), threads, client, progress)
     if client is not None and str(reads) != "-":
         from seqsift.distributed import workers_see
         from seqsift.io.reads import read_blocks
@@ -85,7 +81,7 @@ def sam_batches(mapper: Mapper, reads, mates=None, threads: int = 1, rg_id: str 
         parts = read_blocks(reads, batch_reads, workers_see(client, [os.fspath(reads)], thorough=False))
     else:
         parts = batches_of(reads, batch_reads)
-    return ordered(work_of(mapper, rg_id, reference_path), parts, threads, client, progress)
+    return ordered(work, parts, threads, client, progress)
 
 
 def write_sam(output, index: "FMIndex", results, provenance, rg_line: str | None = None) -> dict:

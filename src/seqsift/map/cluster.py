@@ -16,31 +16,41 @@ from seqsift.runner import Work
 
 
 def run_part(job, part):
-    """A mapping job (Mapper, SamBatches, PairBatches) on one part: runner.ordered's call."""
+    """A mapping job (Mapper) on one part: runner.ordered's call."""
     return job(part)
 
 
-def load(paths: tuple[str, ...], options: MapOptions, rg_id: str | None) -> SamBatches:
+def _job(mapper: Mapper, rg_id: str | None, paired: bool):
+    if paired:
+        from seqsift.map.pairs import PairBatches
+
+        return PairBatches(mapper, rg_id)
+    return SamBatches(mapper, rg_id)
+
+
+def load(paths: tuple[str, ...], options: MapOptions, rg_id: str | None, paired: bool = False):
     """A worker's job over the reference at paths[0]."""
-    return SamBatches(Mapper(load_index(paths[0]), options), rg_id)
+    return _job(Mapper(load_index(paths[0]), options), rg_id, paired)
 
 
-def from_index(index, options: MapOptions, rg_id: str | None) -> SamBatches:
+def from_index(index, options: MapOptions, rg_id: str | None, paired: bool = False):
     """A worker's job over an FMIndex sent in memory."""
-    return SamBatches(Mapper(index, options), rg_id)
+    return _job(Mapper(index, options), rg_id, paired)
 
 
-def run_batch(job: SamBatches, batch) -> tuple[bytes, int, int]:
-    """A batch parsed here, or a raw block of a reads file parsed on the worker."""
+def run_batch(job, batch) -> tuple[bytes, int, int]:
+    """A batch parsed here (a pair of batches for pairs), or a raw block of a reads file parsed
+    on the worker."""
     if isinstance(batch, RawBlock):
         batch = parse_block(batch, READ_CODE)
     return job(batch)
 
 
-def work_of(mapper: Mapper, rg_id: str | None, path: str | os.PathLike | None = None) -> Work:
-    args = (mapper.options, rg_id)
+def work_of(mapper: Mapper, rg_id: str | None, path: str | os.PathLike | None = None, paired: bool = False) -> Work:
+    """The SAM records of each batch of single reads, or of each pair of batches when paired."""
+    args = (mapper.options, rg_id, paired)
     if path is not None:
         share = lambda client: distributed.share_files(client, load, [os.fspath(path)], args)  # noqa: E731
     else:
         share = lambda client: distributed.share_object(client, mapper.index, from_index, args)  # noqa: E731
-    return Work(run_batch, lambda: SamBatches(mapper, rg_id), share)
+    return Work(run_batch, lambda: _job(mapper, rg_id, paired), share)

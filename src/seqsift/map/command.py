@@ -78,8 +78,6 @@ def run(args: argparse.Namespace) -> int:
                          "yet); use --backend cpu or auto")
     options = options_from(args)
     rg_line, rg_id = parse_read_group(args.read_group)
-    if args.dask and args.mates:
-        raise UsageError("--dask maps single-end reads so far: run paired-end mapping without it")
     for path in (args.reads, args.mates):
         if path and path != "-":
             check_readable(path)
