@@ -135,7 +135,40 @@ def test_an_extension_past_the_traceback_limit_is_skipped(monkeypatch):
     read = codes(text[10:70])
     assert ext.place(read, 0, 10, 12, 10) is not None
     monkeypatch.setattr(extend, "MAX_TRACE", 61 * 35 - 1)  # 60 bases + 1 rows, diagonals 10-12 and 16 each side
-    assert ext.place(read, 0, 10, 12, 10) is None
+    assert extend.Extender(reference, codes(text), MapOptions()).place(read, 0, 10, 12, 10) is None
+
+
+def test_the_batch_kernel_places_as_one_chain_at_a_time(genome, rng, tmp_path):
+    """Extender.place_all (every read's chains in one compiled call) gives each read the
+    placements Extender.place gives chain by chain, with the same chain selection."""
+    from seqsift.map.api import batches_of
+    from seqsift.map.extend import oriented
+    from seqsift.map.mapper import Mapper, load_index
+    from seqsift.map.seeding import find_chains
+
+    ref_path, records, _ = genome
+    path = write_fastq(tmp_path / "reads.fq", simulate(rng, records, 80))
+    mapper = Mapper(load_index(ref_path), MapOptions(band=6))
+    ext, o = mapper.extender(), mapper.options
+    (batch,) = list(batches_of(path))
+    chains = find_chains(mapper.searcher, batch.codes, batch.bounds, o)
+    forward, reverse = oriented(batch.codes)
+    together = ext.place_all(forward, reverse, batch.bounds, chains)
+    size, placed = forward.size, 0
+    for r, got in enumerate(together):
+        lo, hi = batch.bounds[r], batch.bounds[r + 1]
+        reads = forward[lo:hi], reverse[size - hi : size - lo]
+        first, last = chains.offsets[r], chains.offsets[r + 1]
+        one_by_one = []
+        for c in range(first, min(last, first + o.max_chains)):
+            if chains.weight[c] < o.drop_ratio * chains.weight[first]:
+                break
+            s = int(chains.strand[c])
+            p = ext.place(reads[s], s, int(chains.diag_lo[c]), int(chains.diag_hi[c]), int(chains.anchor[c]))
+            one_by_one += [p] if p is not None else []
+        assert got == one_by_one
+        placed += len(got)
+    assert placed > 60
 
 
 def test_one_placement_is_chosen_as_the_general_path_would(genome, rng, tmp_path):

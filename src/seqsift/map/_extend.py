@@ -190,3 +190,107 @@ def differences(q, ref, qb, ops, lens, at, length):
             j += n
             nm += n
     return nm, events
+
+
+# params of place_chain and place_chains, one int64 array (MapOptions.kernel_params)
+P_MATCH, P_MISMATCH, P_AMBIGUOUS, P_OPEN, P_EXTEND, P_CLIP, P_BAND, P_UNGAPPED, P_MAX_TRACE = range(9)
+# columns of place_chains' table: one row a placement
+(C_READ, C_RECORD, C_POSITION, C_STRAND, C_QB, C_QE, C_SCORE, C_TOTAL, C_SPAN, C_OPS, C_RUNS) = range(11)
+
+
+@njit(nogil=True, cache=True, boundscheck=False)
+def place_chain(read, diag_lo, diag_hi, anchor, ref, rec_starts, rec_lengths, params, trace, ops, lens):
+    """The best clip-aware alignment of an oriented read in the window of a chain whose
+    diagonals (text positions of the read's first base) run from diag_lo to diag_hi, inside the
+    record holding text position anchor. The window reaches `band` bases beyond the chain's
+    diagonals, clipped to the record; a chain on one diagonal whose read differs from the text
+    in at most params[P_UNGAPPED] bases is its own optimum (ungapped). trace, ops and lens must
+    hold (read + 1) x band width bytes and read + window + 1 runs. Returns (found, record,
+    position in the record, qb, qe, score, total, reference span, runs); found is 0 for none, -1
+    when the trace would pass params[P_MAX_TRACE] bytes or the scratch is too small (the caller
+    grows it and calls again only in that second case)."""
+    m = read.size
+    band = params[P_BAND]
+    record = np.searchsorted(rec_starts, anchor, "right") - 1
+    rec_start = rec_starts[record]
+    rec_end = rec_start + rec_lengths[record]
+    lo = max(rec_start, diag_lo - band)
+    hi = min(rec_end, diag_hi + m + band)
+    if hi <= lo or m == 0:
+        return 0, record, 0, 0, 0, 0, 0, 0, 0
+    window = ref[lo:hi]
+    if ops.size < m + window.size + 1 or lens.size < m + window.size + 1:
+        return -1, record, 0, 0, 0, 0, 0, 0, 0
+    if diag_lo == diag_hi and lo <= diag_lo and diag_lo + m <= hi:
+        score, differ = ungapped(read, window, diag_lo - lo, params[P_MATCH], params[P_MISMATCH], params[P_AMBIGUOUS])
+        if differ <= params[P_UNGAPPED]:
+            ops[0] = OP_M
+            lens[0] = m
+            return 1, record, diag_lo - rec_start, 0, m, score, score, m, 1
+    dlo, dhi = diag_lo - lo - band, diag_hi - lo + band
+    need = (m + 1) * (dhi - dlo + 1)
+    if need > params[P_MAX_TRACE]:
+        return 0, record, 0, 0, 0, 0, 0, 0, 0
+    if trace.size < need:
+        return -1, record, 0, 0, 0, 0, 0, 0, 0
+    total, score, qb, qe, tb, te, runs = clip_align(read, window, dlo, dhi, params[P_MATCH], params[P_MISMATCH],
+                                                    params[P_AMBIGUOUS], params[P_OPEN], params[P_EXTEND],
+                                                    params[P_CLIP], params[P_CLIP], trace, ops, lens)
+    if runs == 0:
+        return 0, record, 0, 0, 0, 0, 0, 0, 0
+    return 1, record, lo + tb - rec_start, qb, qe, score, total, te - tb, runs
+
+
+@njit(nogil=True, cache=True, boundscheck=False)
+def place_chains(forward, reverse, bounds, offsets, strand, diag_lo, diag_hi, anchor, weight, drop_ratio, max_chains,
+                 ref, rec_starts, rec_lengths, params):
+    """place_chain on each read's strongest chains (those weighing at least drop_ratio of its
+    best, at most max_chains): (placements, table of C_* columns a row, ops, lens), the runs of
+    row k at ops[table[k, C_OPS]:][:table[k, C_RUNS]]. Read r is forward[bounds[r]:bounds[r+1]]
+    and, reverse-complemented, reverse[size - bounds[r+1]:size - bounds[r]]."""
+    size = forward.size
+    n = 0
+    table = np.empty((max(1, offsets[-1]), 11), np.int64)
+    ops_all = np.empty(1024, np.int64)
+    lens_all = np.empty(1024, np.int64)
+    used = 0
+    trace = np.empty(1 << 16, np.int8)
+    ops = np.empty(1024, np.int64)
+    lens = np.empty(1024, np.int64)
+    for r in range(bounds.size - 1):
+        first, last = offsets[r], offsets[r + 1]
+        if last == first:
+            continue
+        lo, hi = bounds[r], bounds[r + 1]
+        floor = drop_ratio * weight[first]
+        for c in range(first, min(last, first + max_chains)):
+            if weight[c] < floor:
+                break
+            read = forward[lo:hi] if strand[c] == 0 else reverse[size - hi : size - lo]
+            found, record, position, qb, qe, score, total, span, runs = place_chain(
+                read, diag_lo[c], diag_hi[c], anchor[c], ref, rec_starts, rec_lengths, params, trace, ops, lens)
+            if found < 0:  # scratch too small for this chain: grow it and align again
+                band = params[P_BAND]
+                width = diag_hi[c] - diag_lo[c] + 2 * band + 1
+                trace = np.empty(2 * (hi - lo + 1) * width, np.int8)
+                ops = np.empty(2 * (2 * (hi - lo) + width + 1), np.int64)
+                lens = np.empty_like(ops)
+                found, record, position, qb, qe, score, total, span, runs = place_chain(
+                    read, diag_lo[c], diag_hi[c], anchor[c], ref, rec_starts, rec_lengths, params, trace, ops, lens)
+            if found <= 0:
+                continue
+            if used + runs > ops_all.size:
+                grown = max(2 * ops_all.size, used + runs)
+                more_ops, more_lens = np.empty(grown, np.int64), np.empty(grown, np.int64)
+                more_ops[:used] = ops_all[:used]
+                more_lens[:used] = lens_all[:used]
+                ops_all, lens_all = more_ops, more_lens
+            ops_all[used : used + runs] = ops[:runs]
+            lens_all[used : used + runs] = lens[:runs]
+            row = table[n]
+            row[C_READ], row[C_RECORD], row[C_POSITION], row[C_STRAND] = r, record, position, strand[c]
+            row[C_QB], row[C_QE], row[C_SCORE], row[C_TOTAL], row[C_SPAN] = qb, qe, score, total, span
+            row[C_OPS], row[C_RUNS] = used, runs
+            used += runs
+            n += 1
+    return n, table, ops_all[:used], lens_all[:used]

@@ -9,7 +9,8 @@ import numpy as np
 
 from seqsift.fmindex.layout import IndexArrays
 from seqsift.fmindex.reference import Reference
-from seqsift.map._extend import OP_M, clip_align, differences, ungapped
+from seqsift.map._extend import (P_AMBIGUOUS, P_BAND, P_CLIP, P_EXTEND, P_MATCH, P_MAX_TRACE, P_MISMATCH,
+                                 P_OPEN, P_UNGAPPED, differences, place_chain, place_chains)
 from seqsift.map.scoring import MapOptions
 
 _LETTERS = np.frombuffer(b"ACGTN", np.uint8)
@@ -72,6 +73,14 @@ def oriented(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return forward, reverse
 
 
+def kernel_params(o: MapOptions) -> np.ndarray:
+    """The options the placement kernels read, as their P_* array."""
+    params = np.zeros(9, np.int64)
+    params[[P_MATCH, P_MISMATCH, P_AMBIGUOUS, P_OPEN, P_EXTEND, P_CLIP, P_BAND, P_UNGAPPED, P_MAX_TRACE]] = (
+        o.match, o.mismatch, o.ambiguous, o.gap_open, o.gap_extend, o.clip, o.band, o.ungapped_limit, MAX_TRACE)
+    return params
+
+
 class Extender:
     """Aligns reads around chains on one reference; keeps scratch buffers, so one per thread."""
 
@@ -79,7 +88,7 @@ class Extender:
         self.reference = reference
         self.ref_codes = ref_codes
         self.o = options
-        self.ungapped_limit = options.ungapped_limit
+        self.params = kernel_params(options)
         self.trace = np.empty(0, np.int8)
         self.ops = np.empty(0, np.int64)
         self.lens = np.empty(0, np.int64)
@@ -88,39 +97,37 @@ class Extender:
 
     def place(self, read: np.ndarray, strand: int, diag_lo: int, diag_hi: int, anchor: int) -> Placement | None:
         """The best clip-aware alignment of the oriented read in the window of a chain whose
-        diagonals (text positions of the read's first base) run from diag_lo to diag_hi."""
-        o, ref = self.o, self.reference
-        record = int(np.searchsorted(ref.starts, anchor, "right") - 1)
-        rec_start = int(ref.starts[record])
-        rec_end = rec_start + int(ref.lengths[record])
-        m = read.size
-        lo = max(rec_start, diag_lo - o.band)
-        hi = min(rec_end, diag_hi + m + o.band)
-        if hi <= lo or m == 0:
-            return None
-        window = self.ref_codes[lo:hi]
-        if diag_lo == diag_hi and lo <= diag_lo and diag_lo + m <= hi:  # the shortcut of _extend.ungapped
-            score, differ = ungapped(read, window, diag_lo - lo, o.match, o.mismatch, o.ambiguous)
-            if differ <= self.ungapped_limit:
-                return Placement(record=record, position=diag_lo - rec_start, strand=strand, qb=0, qe=m,
-                                 read_length=m, ops=(OP_M,), lens=(m,), score=score, total=score, ref_span=m)
-        dlo, dhi = diag_lo - lo - o.band, diag_hi - lo + o.band
-        width = dhi - dlo + 1
-        if (m + 1) * width > MAX_TRACE:  # a long read with a wide chain: not this short-read mapper's case
-            return None
-        if self.trace.size < (m + 1) * width:
+        diagonals (text positions of the read's first base) run from diag_lo to diag_hi
+        (_extend.place_chain, one chain at a time: mate rescue, tests)."""
+        ref = self.reference
+        args = (read, diag_lo, diag_hi, anchor, self.ref_codes, ref.starts, ref.lengths, self.params)
+        found, record, position, qb, qe, score, total, span, runs = place_chain(*args, self.trace, self.ops, self.lens)
+        if found < 0:
+            m, width = read.size, diag_hi - diag_lo + 2 * self.o.band + 1
             self.trace = np.empty(2 * (m + 1) * width, np.int8)
-        if self.ops.size < m + window.size + 1:
-            self.ops = np.empty(2 * (m + window.size + 1), np.int64)
+            self.ops = np.empty(2 * (2 * m + width + 1), np.int64)
             self.lens = np.empty_like(self.ops)
-        total, score, qb, qe, tb, te, runs = clip_align(read, window, dlo, dhi, o.match, o.mismatch, o.ambiguous,
-                                                        o.gap_open, o.gap_extend, o.clip, o.clip, self.trace,
-                                                        self.ops, self.lens)
-        if runs == 0:
+            found, record, position, qb, qe, score, total, span, runs = place_chain(*args, self.trace, self.ops,
+                                                                                    self.lens)
+        if found <= 0:
             return None
-        return Placement(record=record, position=lo + tb - rec_start, strand=strand, qb=qb, qe=qe, read_length=m,
-                         ops=tuple(self.ops[:runs].tolist()), lens=tuple(self.lens[:runs].tolist()),
-                         score=score, total=total, ref_span=te - tb)
+        return Placement(record=int(record), position=int(position), strand=strand, qb=int(qb), qe=int(qe),
+                         read_length=read.size, ops=tuple(self.ops[:runs].tolist()),
+                         lens=tuple(self.lens[:runs].tolist()), score=int(score), total=int(total), ref_span=int(span))
+
+    def place_all(self, forward, reverse, bounds, chains) -> list[list[Placement]]:
+        """The placements of every read's strongest chains (_extend.place_chains), per read."""
+        o, ref = self.o, self.reference
+        n, table, ops, lens = place_chains(forward, reverse, bounds, chains.offsets, chains.strand, chains.diag_lo,
+                                           chains.diag_hi, chains.anchor, chains.weight, float(o.drop_ratio),
+                                           o.max_chains, self.ref_codes, ref.starts, ref.lengths, self.params)
+        per_read: list[list[Placement]] = [[] for _ in range(bounds.size - 1)]
+        ops, lens, lengths = ops.tolist(), lens.tolist(), np.diff(bounds).tolist()
+        for r, record, position, strand, qb, qe, score, total, span, at, runs in table[:n].tolist():
+            per_read[r].append(Placement(record=record, position=position, strand=strand, qb=qb, qe=qe,
+                                         read_length=lengths[r], ops=tuple(ops[at : at + runs]),
+                                         lens=tuple(lens[at : at + runs]), score=score, total=total, ref_span=span))
+        return per_read
 
     def nm_md(self, p: Placement, read: np.ndarray) -> tuple[int, str]:
         """SAM's NM (differing bases plus inserted and deleted ones) and MD (the reference bases

@@ -59,29 +59,13 @@ class Mapper:
     def candidates(self, batch) -> list[tuple[tuple[np.ndarray, np.ndarray], list[Placement]]]:
         """Per read: its (forward, reverse-complement) codes and the alignments of its strongest
         chains."""
-        o = self.options
-        chains = find_chains(self.searcher, batch.codes, batch.bounds, o)
-        ext = self.extender()
+        chains = find_chains(self.searcher, batch.codes, batch.bounds, self.options)
         forward, reverse = oriented(batch.codes)
+        placements = self.extender().place_all(forward, reverse, batch.bounds, chains)
         size = forward.size
-        out = []
-        for r in range(len(batch)):
-            lo, hi = batch.bounds[r], batch.bounds[r + 1]
-            reads = forward[lo:hi], reverse[size - hi : size - lo]
-            first, last = chains.offsets[r], chains.offsets[r + 1]
-            placements = []
-            if last > first:
-                floor = o.drop_ratio * chains.weight[first]
-                for c in range(first, min(last, first + o.max_chains)):
-                    if chains.weight[c] < floor:
-                        break
-                    strand = int(chains.strand[c])
-                    p = ext.place(reads[strand], strand, int(chains.diag_lo[c]), int(chains.diag_hi[c]),
-                                  int(chains.anchor[c]))
-                    if p is not None:
-                        placements.append(p)
-            out.append((reads, placements))
-        return out
+        bounds = batch.bounds.tolist()
+        return [((forward[lo:hi], reverse[size - hi : size - lo]), placed)
+                for lo, hi, placed in zip(bounds[:-1], bounds[1:], placements)]
 
     def report(self, batch, r: int, reads, chosen: list[Chosen], rename=None) -> Mapped:
         """Read r of the batch with its reported alignments, NM and MD computed; rename(name)
