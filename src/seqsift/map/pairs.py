@@ -191,13 +191,16 @@ class PairBatches:
 
     def _rescue(self, anchors: list[Placement], mates: list[Placement], reads, insert: InsertSize) -> list[Placement]:
         """Alignments of the mate found by aligning it over the window each anchor's insert size
-        allows, for anchors none of whose mates already lies there."""
+        allows, for the two best anchors (those within the unpaired penalty of the best) none of
+        whose mates already lies there."""
         m, o = self.mapper, self.mapper.options
         ext, ref = m.extender(), m.index.reference
         found = []
-        for a in anchors[:2]:
-            if a.score < o.min_score or any(_facing(a, b) is not None and insert.low <= _facing(a, b) <= insert.high
-                                              for b in mates + found):
+        best = max((a.score for a in anchors), default=0)
+        for a in anchors[:2]:  # as bwa mem: only from alignments within the unpaired penalty of the best
+            placed = [_facing(a, b) for b in mates + found]
+            if a.score < max(o.min_score, best - UNPAIRED_PENALTY) or any(
+                    d is not None and insert.low <= d <= insert.high for d in placed):
                 continue
             start = int(ref.starts[a.record])
             length = reads[0].size
