@@ -12,6 +12,7 @@ import numpy as np
 from seqsift.fmindex.output import name_table, sam, tsv
 from seqsift.fmindex.query import SearchOptions
 from seqsift.fmindex.reference import READ_CODE, encode_reads
+from seqsift.io.openers import STDIN
 from seqsift.io.reads import RawBlock, ReadBatch, parse_block, read_blocks, read_reads
 from seqsift.runner import Work, ordered
 
@@ -69,7 +70,7 @@ def search_reads(job: Work, reads, batch_reads: int = DEFAULT_BATCH, threads: in
         if client is not None:
             from seqsift.distributed import workers_see
 
-            by_path = str(reads) != "-" and workers_see(client, [os.fspath(reads)], thorough=False)
+            by_path = str(reads) != STDIN and workers_see(client, [os.fspath(reads)], thorough=False)
             batches = read_blocks(reads, batch_reads, by_path)
         else:
             batches = read_reads(reads, batch_reads, READ_CODE)
