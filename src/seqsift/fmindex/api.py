@@ -22,6 +22,15 @@ class Hit(NamedTuple):
     strand: str  # '+' or '-'
 
 
+class ApproxHit(NamedTuple):
+    """A place of an approximate search (docs/formats.md, "Approximate hits")."""
+
+    record: str
+    position: int  # 0-based, leftmost forward position of the aligned stretch
+    strand: str  # '+' or '-'
+    differences: int  # mismatches (hamming) or edits (edit)
+
+
 class FMIndex:
     """An FM-index of a DNA reference. Reads match only A, C, G and T (case-insensitive); a read
     with any other letter occurs nowhere, and no match spans two records or includes an N.
@@ -76,26 +85,58 @@ class FMIndex:
                 self._searchers[key] = Searcher(self.arrays, self.source, options)
         return self._searchers[key]
 
-    def count(self, reads: list[bytes | str]) -> np.ndarray:
-        """Occurrences of each read in the reference, both strands together."""
+    def count(self, reads: list[bytes | str], errors: int = 0, distance: str = "edit") -> np.ndarray:
+        """Occurrences of each read in the reference, both strands together; with errors > 0,
+        its places within that many differences (distance 'edit' or 'hamming')."""
+        from seqsift.fmindex.verify import check_errors
+
+        check_errors(errors, distance)
+        if errors:
+            return self.approx_searcher().hits(*encode_reads(reads), errors, distance, 0).counts
         return self.searcher().count(*encode_reads(reads))
 
-    def locate(self, reads: "list[bytes | str] | str | os.PathLike", max_hits: int = 100) -> list[tuple[int, list[Hit]]]:
+    def approx_searcher(self):
+        """The approximate search over the default exact search (approx.py)."""
+        from seqsift.fmindex.approx import ApproxSearcher
+
+        if "approx" not in self._searchers:
+            self._searchers["approx"] = ApproxSearcher(self.searcher(), self.reference.starts, self.reference.lengths)
+        return self._searchers["approx"]
+
+    def locate(self, reads: "list[bytes | str] | str | os.PathLike", max_hits: int = 100, errors: int = 0,
+               distance: str = "edit", best_only: bool = False) -> list[tuple[int, list]]:
         """(count, first max_hits hits in reference order) of each read: a list of sequences, or
-        the path of a FASTQ/FASTA file of reads."""
+        the path of a FASTQ/FASTA file of reads. With errors > 0: (count of places within that
+        many differences, first max_hits ApproxHits by differences then reference order; with
+        best_only only those with the fewest differences)."""
         if isinstance(reads, (str, os.PathLike)):
             from seqsift.fmindex.reference import READ_CODE
             from seqsift.io.reads import read_reads
 
             return [hit for batch in read_reads(reads, code_table=READ_CODE)
-                    for hit in self.locate_codes(batch.codes, batch.bounds, max_hits)]
-        return self.locate_codes(*encode_reads(reads), max_hits)
+                    for hit in self.locate_codes(batch.codes, batch.bounds, max_hits, errors, distance, best_only)]
+        return self.locate_codes(*encode_reads(reads), max_hits, errors, distance, best_only)
 
-    def locate_codes(self, codes: np.ndarray, bounds: np.ndarray, max_hits: int = 100) -> list[tuple[int, list[Hit]]]:
+    def locate_codes(self, codes: np.ndarray, bounds: np.ndarray, max_hits: int = 100, errors: int = 0,
+                     distance: str = "edit", best_only: bool = False) -> list[tuple[int, list]]:
         """locate() of reads already encoded (codes 0-3, 255 for other letters, and bounds)."""
+        from seqsift.fmindex.verify import check_errors
+
+        check_errors(errors, distance)
+        if errors:
+            return self._approx_codes(codes, bounds, max_hits, errors, distance, best_only)
         found = self.searcher().hits(codes, bounds, max_hits)
         record, position = self.reference.to_record(found.text_pos)
         names = self.names
         hits = [Hit(names[r], int(p), "+-"[s]) for r, p, s in zip(record.tolist(), position.tolist(), found.strand.tolist())]
+        o = found.offsets
+        return [(int(c), hits[o[i] : o[i + 1]]) for i, c in enumerate(found.counts.tolist())]
+
+    def _approx_codes(self, codes, bounds, max_hits, errors, distance, best_only) -> list[tuple[int, list[ApproxHit]]]:
+        found = self.approx_searcher().hits(codes, bounds, errors, distance, max_hits, best_only)
+        record, position = self.reference.to_record(found.text_pos)
+        names = self.names
+        hits = [ApproxHit(names[r], p, "+-"[s], d) for r, p, s, d in
+                zip(record.tolist(), position.tolist(), found.strand.tolist(), found.differences.tolist())]
         o = found.offsets
         return [(int(c), hits[o[i] : o[i + 1]]) for i, c in enumerate(found.counts.tolist())]
