@@ -11,13 +11,16 @@ from typing import NamedTuple
 import numpy as np
 
 from seqsift.errors import UsageError
-from seqsift.fmindex import _verify_cpu as k
 from seqsift.fmindex.layout import IndexArrays
 from seqsift.fmindex.seeds import Candidates
+from seqsift.precompiled import Kernel
 
 DISTANCES = ("edit", "hamming")
 MAX_ERRORS = 16
 _LETTERS = np.frombuffer(b"ACGTN", np.uint8)
+_KERNELS = "seqsift.fmindex._verify_cpu"  # called precompiled (precompiled.py): no Numba import at start-up
+_VERIFY = Kernel(_KERNELS, "verify_candidates", " ".join(["uint8[:]"] + ["int64[:]"] + ["uint8[:]"] + ["int64[:]"] * 8
+                                                         + ["int64", "bool"] + ["int64[:]"] * 4), results=1)
 
 
 def check_errors(errors: int, distance: str) -> None:
@@ -62,7 +65,7 @@ def verify(reach: Reach, codes: np.ndarray, bounds: np.ndarray, candidates: Cand
     check_errors(errors, distance)
     room = 2 * candidates.read.size
     out = Places(np.empty(room, np.int64), np.empty(room, np.int64), np.empty(room, np.int64), np.empty(room, np.int64))
-    found = k.verify_candidates(codes, bounds, reach.packed, reach.gap_starts, reach.gap_ends, reach.record_starts,
+    found = _VERIFY(codes, bounds, reach.packed, reach.gap_starts, reach.gap_ends, reach.record_starts,
                                 reach.record_ends, candidates.read, candidates.strand, candidates.record,
                                 candidates.diagonal, errors, distance == "edit", out.read, out.text_pos, out.strand,
                                 out.differences)
@@ -81,6 +84,8 @@ def align(reach: Reach, read_codes: np.ndarray, strand: int, text_pos: int, reco
     complement) placed at text_pos: gap-free for hamming; for edit, the fewest-edits alignment
     starting there and ending anywhere up to `errors` bases past the read's length, inside the
     record."""
+    from seqsift.fmindex import _verify_cpu as k
+
     check_errors(errors, distance)
     m = read_codes.size
     read = np.empty(m, np.uint8)
@@ -99,6 +104,8 @@ def align(reach: Reach, read_codes: np.ndarray, strand: int, text_pos: int, reco
 
 def describe(read: np.ndarray, window: np.ndarray, ops: np.ndarray) -> Alignment:
     """CIGAR, NM and MD of an alignment given as operations (_verify_cpu's OP_*) from the start."""
+    from seqsift.fmindex import _verify_cpu as k
+
     cigar, md, nm = [], [], 0
     i = j = same = 0
     last, run = -1, 0
