@@ -5,7 +5,7 @@ import pytest
 
 from seqsift.cli import main
 from tests import naive
-from tests.test_fmindex_approx import _mutate, _reads
+from tests.test_fmindex_approx import LAMBDA, _mutate, _reads
 from tests.test_fmindex_cli import index_of, reads_file
 
 
@@ -94,3 +94,28 @@ def test_bad_errors_and_too_short_reads_are_usage_errors(tmp_path, reference, ca
     assert "q1" in capsys.readouterr().err and not out.exists()
     assert main(["search", str(ssx), str(reads_file(tmp_path, ["ACGTACGT"])), "-e", "99", "-o", str(out)]) == 2
     assert "--errors" in capsys.readouterr().err and not out.exists()
+
+
+@pytest.mark.parametrize("distance", ["hamming", "edit"])
+def test_simulate_then_search_then_check_with_errors(tmp_path, distance, capsys):
+    genome = LAMBDA
+    reads = tmp_path / "sim.fq"
+    assert main(["simulate", str(genome), "-n", "150", "--length", "40", "--max-length", "70", "--error-rate", "0.03",
+                 "--seed", "5", "-o", str(reads)]) == 0
+    ssx, out = tmp_path / "lambda.ssx", tmp_path / "out.tsv"
+    assert main(["index", "-q", str(genome), "-o", str(ssx)]) == 0
+    assert main(["search", str(ssx), str(reads), "-e", "3", "--distance", distance, "--max-hits", "2",
+                 "-o", str(out)]) == 0
+    assert main(["check", str(genome), str(out), str(reads), "-e", "3", "--distance", distance]) == 0
+    lines = out.read_text().splitlines()
+    assert any(":1," in line or line.endswith(":1") for line in lines)  # some reads carry errors
+    victim = next(i for i, line in enumerate(lines) if line.split("\t")[1] == "1")
+    name, _, hits = lines[victim].split("\t")
+    record, position, strand, d = hits.split(":")
+    for wrong in (f"{name}\t2\t{hits}", f"{name}\t1\t{record}:{position}:{strand}:{int(d) + 1}",
+                  f"{name}\t1\t{record}:{int(position) + 4}:{strand}:{d}"):
+        lines[victim] = wrong
+        bad = tmp_path / "bad.tsv"
+        bad.write_text("\n".join(lines) + "\n")
+        assert main(["check", str(genome), str(bad), str(reads), "-e", "3", "--distance", distance]) == 1
+        assert f"read {name}" in capsys.readouterr().out
