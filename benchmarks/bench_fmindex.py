@@ -363,8 +363,11 @@ def approximate_only(args) -> None:
     rows = fm_approx.section(SEQSIFT, median_run, write_fastq, DATA, genome, idx, args.reads, args.runs)
     meta = {"date": time.strftime("%Y-%m-%d"), "cpu": cpu_name(), "cores": os.cpu_count(), "seqsift": seqsift.__version__,
             "bwa": _bwa_version(), "runs": args.runs, "reads": args.reads}
-    args.json.with_name("bench_fmindex_approx.json").write_text(json.dumps({"meta": meta, "approximate": rows}, indent=1))
-    print("\n".join(fm_approx.markdown(rows)))
+    studies = [row for distance, errors in fm_approx.SETS for row in fm_approx.phases(
+        idx["ssx"], DATA / f"reads_approx_{distance}_{errors}_{args.reads}.fq", errors, distance, args.runs)]
+    args.json.with_name("bench_fmindex_approx.json").write_text(json.dumps(
+        {"meta": meta, "approximate": rows, "phases": studies}, indent=1))
+    print("\n".join(fm_approx.markdown(rows) + [""] + fm_approx.phases_markdown(studies)))
 
 
 def _bwa_version() -> str:

@@ -126,3 +126,52 @@ def markdown(rows: list[dict]) -> list[str]:
                 if r["reads"] == label and r["tool"].startswith("bwa"):
                     lines.append(f"\n{label}: seqsift {rate / r['reads_per_s']:.1f}x `{r['tool']}`")
     return lines
+
+
+def phases(index_path: str, reads: Path, errors: int, distance: str, runs: int) -> list[dict]:
+    """In process, one thread: seconds of each phase of the approximate search (best of runs),
+    under the exact search's optimizations switched off one at a time for the piece lookups."""
+    import time
+
+    from seqsift.fmindex.api import FMIndex
+    from seqsift.fmindex.approx import ApproxSearcher
+    from seqsift.fmindex.query import SearchOptions
+    from seqsift.fmindex.seeds import seed_candidates
+    from seqsift.fmindex.verify import verify
+
+    index = FMIndex.load(index_path)
+    batches = list(read_reads(reads, 1 << 16, READ_CODE))
+    n = sum(len(b) for b in batches)
+    variants = {"default": SearchOptions(), "no k-mer table": SearchOptions(kmer_table=False),
+                "shortcut none": SearchOptions(shortcut="none"), "interleave 1": SearchOptions(width=1)}
+    rows = []
+    for variant, options in variants.items():
+        approx = ApproxSearcher(index.searcher(options), index.reference.starts, index.reference.lengths)
+        best = {}
+        for _ in range(runs):
+            took = {"seeds": 0.0, "verify": 0.0, "whole search": 0.0}
+            candidates = 0
+            for b in batches:
+                t0 = time.perf_counter()
+                c = seed_candidates(approx.searcher, approx.record_starts, b.codes, b.bounds, errors + 1)
+                t1 = time.perf_counter()
+                verify(approx.reach, b.codes, b.bounds, c, errors, distance)
+                t2 = time.perf_counter()
+                approx.hits(b.codes, b.bounds, errors, distance, 100)
+                t3 = time.perf_counter()
+                took["seeds"] += t1 - t0
+                took["verify"] += t2 - t1
+                took["whole search"] += t3 - t2
+                candidates += c.read.size
+            best = {k: min(v, best.get(k, v)) for k, v in took.items()}
+        rows.append(dict(reads=f"{distance} E={errors}", variant=variant, candidates_per_read=candidates / n,
+                         reads_per_s=n / best["whole search"], **{f"{k} s": v for k, v in best.items()}))
+    return rows
+
+
+def phases_markdown(rows: list[dict]) -> list[str]:
+    lines = ["| reads | piece lookups | candidates/read | seeds s | verify s | whole search s | reads/s |",
+             "|---|---|---:|---:|---:|---:|---:|"]
+    lines += [f"| {r['reads']} | {r['variant']} | {r['candidates_per_read']:.2f} | {r['seeds s']:.3f} | "
+              f"{r['verify s']:.3f} | {r['whole search s']:.3f} | {r['reads_per_s']:,.0f} |" for r in rows]
+    return lines
