@@ -194,7 +194,7 @@ def add_parser(sub, parent) -> None:
     p.add_argument("reference", help="the FASTA reference the index was built from")
     p.add_argument("results", help="TSV output of `seqsift search`")
     p.add_argument("reads", help="the reads file that was searched (the results name reads, not their bases)")
-    p.add_argument("-e", "--errors", type=int, default=0,
+    p.add_argument("-e", "--errors", type=int, default=0, metavar="E",
                    help="the results are of `seqsift search --errors E`: verify them as such (default %(default)s)")
     p.add_argument("--distance", choices=("edit", "hamming"), default="edit",
                    help="the --distance the search ran with (default %(default)s)")

@@ -50,7 +50,7 @@ def add_parser(sub, parent: argparse.ArgumentParser) -> None:
                    help="hits listed per read, the first in reference order; the count stays exact; 0 counts "
                    "without locating (default %(default)s)")
     a = p.add_argument_group("approximate search (docs/formats.md, \"Approximate hits\")")
-    a.add_argument("-e", "--errors", type=int, default=0,
+    a.add_argument("-e", "--errors", type=int, default=0, metavar="E",
                    help="list every place within E mismatches or edits, both strands: TSV hits become "
                    "record:position:strand:differences sorted by differences, then reference order; SAM records "
                    "carry CIGAR, NM and MD; reads must be longer than E; 0 is the exact search (default %(default)s)")
