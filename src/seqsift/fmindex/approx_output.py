@@ -13,7 +13,11 @@ from seqsift.fmindex.approx import ApproxHits
 from seqsift.fmindex.output import mapping_qualities
 from seqsift.fmindex.verify import Reach, align
 from seqsift.io.reads import ReadBatch
+from seqsift.precompiled import Kernel
 
+_FORMAT_TSV = Kernel("seqsift.fmindex._approx_output_cpu", "format_approx_tsv",
+                     "uint8[:] int64[:] int64[:] int64[:] int64[:] int64[:] int64[:] int64[:] int64[:] uint8[:] int64[:] "
+                     "uint8[:]", results=1)
 _COMP = bytes.maketrans(b"ACGTacgt", b"TGCAtgca")
 
 
@@ -21,18 +25,21 @@ def _name(batch: ReadBatch, i: int) -> bytes:
     return batch.raw[batch.name_lo[i] : batch.name_hi[i]].tobytes()
 
 
-def tsv(batch: ReadBatch, found: ApproxHits, record: np.ndarray, position: np.ndarray, names: list[bytes]) -> bytes:
-    hits = [b"%s:%d:%s:%d" % (names[r], p, b"+-"[s : s + 1], d) for r, p, s, d in
-            zip(record.tolist(), position.tolist(), found.strand.tolist(), found.differences.tolist())]
-    o = found.offsets.tolist()
-    lines = [b"%s\t%d\t%s\n" % (_name(batch, i), c, b",".join(hits[o[i] : o[i + 1]]) or b"-")
-             for i, c in enumerate(found.counts.tolist())]
-    return b"".join(lines)
+def tsv(batch: ReadBatch, found: ApproxHits, record: np.ndarray, position: np.ndarray,
+        names: tuple[np.ndarray, np.ndarray]) -> bytes:
+    """names: output.name_table's record names (bytes and offsets)."""
+    longest = int(np.diff(names[1]).max())
+    size = int((batch.name_hi - batch.name_lo).sum()) + 24 * len(batch) + found.text_pos.size * (longest + 48)
+    out = np.empty(size, np.uint8)
+    used = _FORMAT_TSV(batch.raw, batch.name_lo, batch.name_hi, found.counts, found.offsets, record, position,
+                       found.strand, found.differences, names[0], names[1], out)
+    return out[:used].tobytes()
 
 
 def sam(batch: ReadBatch, found: ApproxHits, record: np.ndarray, position: np.ndarray, names: list[bytes],
         reach: Reach, errors: int, distance: str) -> bytes:
-    """MAPQ as the exact search's (output.mapping_qualities) from the count of places."""
+    """MAPQ as the exact search's (output.mapping_qualities) from the count of places; names:
+    the record names as bytes."""
     mapqs = mapping_qualities(found.counts).tolist()
     o = found.offsets.tolist()
     out = []

@@ -41,12 +41,11 @@ class ReadSearch:
         found = self.approx.hits(batch.codes, batch.bounds, self.errors, self.distance, self.max_hits, self.best_only,
                                  batch.name)
         record, position = self.index.reference.to_record(found.text_pos)
-        names = [n.encode() for n in self.index.names]
         if self.fmt == "sam":
-            text = approx_output.sam(batch, found, record, position, names, self.approx.reach, self.errors,
-                                     self.distance)
+            text = approx_output.sam(batch, found, record, position, [n.encode() for n in self.index.names],
+                                     self.approx.reach, self.errors, self.distance)
         else:
-            text = approx_output.tsv(batch, found, record, position, names)
+            text = approx_output.tsv(batch, found, record, position, self.names)
         return text, bool(found.counts.any())
 
 
