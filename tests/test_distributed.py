@@ -18,6 +18,7 @@ from seqsift.fmindex.api import FMIndex
 from seqsift.fmindex.query import SearchOptions
 from seqsift.fmindex.read_search import Encoded, run_batch
 from seqsift.fmindex.reference import encode_reads
+from seqsift import runner
 from seqsift.runner import by_source
 from tests import naive
 from tests.conftest import LAMBDA, data_file
@@ -67,7 +68,7 @@ def test_files_are_read_by_path_when_seen_and_sent_otherwise(client, lambda_inde
         shared = cluster.share_files(client, fmindex_cluster.load, [str(lambda_index)],
                                      (SearchOptions(), "cpu", 5, "hits"), send=send)
         assert (shared.payload is not None) == send
-        got = list(cluster.map_ordered(client, shared, run_batch, [Encoded(codes, bounds)]))
+        got = list(runner.on_client(client, shared, run_batch, [Encoded(codes, bounds)]))
         assert [hits for hits, _ in got] == [expected]
 
 
@@ -243,7 +244,7 @@ def test_a_killed_worker_loses_and_duplicates_nothing(lambda_index, rng):
 
         per = 25
         parts = [Encoded(*encode_reads(reads[k : k + per])) for k in range(0, len(reads), per)]
-        got = [hit for hits, _ in cluster.map_ordered(client, shared, run_batch, parts, kill_one, window=40)
+        got = [hit for hits, _ in runner.on_client(client, shared, run_batch, parts, kill_one, window=40)
                for hit in hits]
         assert killed and killed[0][1] > 0  # the victim was working or holding results when it died
         assert set(client.run(os.getpid).values()) != set(pids.values())  # its process is gone

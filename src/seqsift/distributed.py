@@ -1,8 +1,9 @@
 """Scale out on Dask: every engine on a cluster, with the results of one machine.
 
 What is generic lives here (the client, sharing files and objects with workers, a worker's cache
-of them, the ordered map over a client); each engine's partitions and worker function live in its
-own cluster.py, and runner.ordered chooses between this machine's threads and a client. One
+of them, submitting one partition and taking its result); each engine's partitions and worker
+function live in its own cluster.py, and runner.ordered chooses between this machine's threads and
+a client (runner.on_client keeps the partitions in order, a bounded number in flight). One
 mechanism serves all four engines:
 - the engine cuts its input into partitions in input order (batches of reads or queries at record
   boundaries, groups of files, byte ranges carrying the pattern's overlap);
@@ -30,9 +31,9 @@ import os
 import re
 import tempfile
 import threading
-from collections import OrderedDict, deque
+from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Iterator
 
 from seqsift.errors import SeqsiftError, UsageError
 
@@ -241,53 +242,26 @@ def _run_partition(chunk: Callable, spec: Shared, payload, part):
         _checkin(spec, value)
 
 
-# -- the run --------------------------------------------------------------------------------------
-def map_ordered(client, resource: Resource, chunk: Callable, partitions: Iterable,
-                progress: Callable[[int], None] | None = None, window: int = 0) -> Iterator:
-    """chunk(shared object, partition) for every partition on the cluster, results in input order.
-    chunk is a module-level function; progress(1) is called as each partition is taken back;
-    window: partitions in flight (0: twice the cluster's threads, at least 4)."""
-    distributed = import_dask()
+# -- one partition --------------------------------------------------------------------------------
+def submit_part(client, resource: Resource, chunk: Callable, part):
+    """A Future of chunk(shared object, part) on the cluster (the runner keeps them in order)."""
     import dask
 
-    window = window or max(4, 2 * sum(client.nthreads().values()))
-    spec, payload = resource.spec, resource.payload
-    pending: deque = deque()
+    with dask.config.set({"distributed.admin.large-graph-warning-threshold": "4GiB"}):
+        return client.submit(_run_partition, chunk, resource.spec, resource.payload, part, pure=False)
 
-    def take():
-        future = pending.popleft()
-        try:
-            result = future.result()
-        except distributed.KilledWorker as exc:
-            raise ClusterError(f"a partition failed on every worker that tried it ({exc}); the workers' logs say "
-                               "why (memory is the usual cause)") from None
-        future.release()
-        if progress:
-            progress(1)
-        return result
 
-    # A partition travels inside its task, not scattered ahead: a task holding its own input is
-    # what Dask can recompute when the worker holding it dies. So tasks are large by design.
-    parts = iter(partitions)
+def take_part(future):
+    """The result of a partition's Future; one that failed on every worker that tried it is a
+    ClusterError, other errors arrive as the partition raised them."""
+    distributed = import_dask()
     try:
-        while True:
-            try:
-                part = next(parts)
-            except StopIteration:
-                break
-            except SeqsiftError:  # bad input met here: an earlier partition's error comes first, as locally
-                while pending:
-                    yield take()
-                raise
-            with dask.config.set({"distributed.admin.large-graph-warning-threshold": "4GiB"}):
-                pending.append(client.submit(_run_partition, chunk, spec, payload, part, pure=False))
-            while len(pending) >= window:
-                yield take()
-        while pending:
-            yield take()
-    finally:
-        for future in pending:
-            future.cancel()
+        result = future.result()
+    except distributed.KilledWorker as exc:
+        raise ClusterError(f"a partition failed on every worker that tried it ({exc}); the workers' logs say "
+                           "why (memory is the usual cause)") from None
+    future.release()
+    return result
 
 
 # -- the engines, from Python ---------------------------------------------------------------------

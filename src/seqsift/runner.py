@@ -6,7 +6,7 @@ shared by every engine and every object; none is started for threads=1):
 - `ordered(work, parts, threads, client)`: a job per part (a batch of reads, of queries, of
   files), results in input order with a bounded number of parts in flight, so memory stays
   bounded however long the input. With a Dask client the same work runs on the cluster
-  (distributed.map_ordered), with the same results.
+  (`on_client`, through distributed's sharing and submission), with the same results.
 - `split(fn, items, threads)`: one buffer cut into items searched at once (find's ranges of
   candidate starts, scan's slices of a buffer), results in item order. `threads` helpers take
   items as they free up, so unequal items even out; a pool thread splitting again (a part of
@@ -118,11 +118,9 @@ def ordered(work: Work, parts: Iterable, threads: int = 1, client=None,
     called as each result is taken. An error raised by a part, or by the parts iterator, comes
     after the results of every earlier part, as in a loop."""
     if client is not None:
-        from seqsift.distributed import map_ordered
-
         if work.share is None:
             raise TypeError(f"{work.run.__qualname__}: this work has no way to reach Dask workers (share)")
-        yield from map_ordered(client, work.share(client), work.run, parts, progress)
+        yield from on_client(client, work.share(client), work.run, parts, progress)
         return
     run = functools.partial(work.run, work.local())
     if threads == 1:
@@ -131,10 +129,6 @@ def ordered(work: Work, parts: Iterable, threads: int = 1, client=None,
             if progress:
                 progress(1)
         return
-    yield from _on_threads(run, parts, threads, progress)
-
-
-def _on_threads(run: Callable, parts: Iterable, threads: int, progress) -> Iterator:
     gate = threading.BoundedSemaphore(threads)  # the pool may be larger: `threads` run at once
 
     def one(part):
@@ -142,7 +136,36 @@ def _on_threads(run: Callable, parts: Iterable, threads: int, progress) -> Itera
             return run(part)
 
     executor = pool(threads * (IN_FLIGHT_PER_THREAD + 1))
+    yield from _in_order(lambda part: executor.submit(one, part), lambda future: future.result(), parts,
+                         IN_FLIGHT_PER_THREAD * threads, progress)
+
+
+def on_client(client, resource, run: Callable, parts: Iterable, progress: Callable[[int], None] | None = None,
+              window: int = 0) -> Iterator:
+    """run(shared object, part) for every part on a Dask cluster, results in input order. run is
+    a module-level function; resource says how each worker makes the shared object
+    (distributed.share_files or share_object); window: parts in flight (0: twice the cluster's
+    threads, at least 4). A part travels inside its task, not scattered ahead: a task holding its
+    own input is what Dask can recompute when the worker holding it dies."""
+    from seqsift import distributed
+
+    window = window or max(4, 2 * sum(client.nthreads().values()))
+    yield from _in_order(lambda part: distributed.submit_part(client, resource, run, part), distributed.take_part,
+                         parts, window, progress)
+
+
+def _in_order(submit: Callable, take: Callable, parts: Iterable, window: int, progress) -> Iterator:
+    """take(submit(part)) for every part in input order, with at most `window` parts submitted and
+    not yet taken (plus the one just submitted). An error met reading the parts comes after every
+    earlier part's result; parts not taken when the caller stops are cancelled."""
     pending: deque = deque()
+
+    def taken():
+        result = take(pending.popleft())
+        if progress:
+            progress(1)
+        return result
+
     parts = iter(parts)
     try:
         while True:
@@ -150,25 +173,18 @@ def _on_threads(run: Callable, parts: Iterable, threads: int, progress) -> Itera
                 part = next(parts)
             except StopIteration:
                 break
-            except BaseException:  # bad input met while reading ahead: earlier parts come first
+            except Exception:  # bad input met while reading ahead: earlier parts come first (Ctrl-C at once)
                 while pending:
-                    yield _take(pending, progress)
+                    yield taken()
                 raise
-            pending.append(executor.submit(one, part))
-            if len(pending) > IN_FLIGHT_PER_THREAD * threads:
-                yield _take(pending, progress)
+            pending.append(submit(part))
+            if len(pending) > window:
+                yield taken()
         while pending:
-            yield _take(pending, progress)
+            yield taken()
     finally:
-        for future in pending:  # stopped early: queued parts are dropped, running ones finish
-            future.cancel()
-
-
-def _take(pending: deque, progress):
-    result = pending.popleft().result()
-    if progress:
-        progress(1)
-    return result
+        for handle in pending:  # stopped early: queued parts are dropped, running ones finish
+            handle.cancel()
 
 
 # -- parts tagged with their input ------------------------------------------------------------------

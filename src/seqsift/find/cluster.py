@@ -18,12 +18,12 @@ import numpy as np
 
 from seqsift import distributed
 from seqsift.backend import check_backend, check_threads
-from seqsift.errors import InputError, UsageError
+from seqsift.errors import UsageError
 from seqsift.find.api import FindJob, ReadOnly, RecordHits, Source, as_pattern, memory_view, sequence_pattern
 from seqsift.io.pack import regular_size
 from seqsift.io.chunks import ChunkReader
 from seqsift.io.fastx import SequenceBatch, read_batches
-from seqsift.io.openers import display_name, open_binary
+from seqsift.io.openers import STDIN, display_name, open_binary, read_range
 from seqsift.runner import Work, tagged
 
 DEFAULT_PARTITION = 64 << 20
@@ -65,7 +65,7 @@ def search_sources(job: Work, sources: list[Source], m: int, partition: int, cou
     """(input number, result) per span of every source, in order: the offsets (or count) of the
     matches of a pattern of m bytes starting in the span. On a client, files the workers see
     travel as paths, anything else as bytes."""
-    named = [s for s in sources if isinstance(s, (str, os.PathLike)) and str(s) != "-"]
+    named = [s for s in sources if isinstance(s, (str, os.PathLike)) and str(s) != STDIN]
     by_path = client is None or distributed.workers_see(client, named, thorough=False)
     spans = spans_of(sources, m, partition, by_path)
     pairs = ((g, (g, count_only)) for g in groups(spans, partition))
@@ -101,7 +101,9 @@ def search_spans(job: FindJob, part: tuple[list[Span], bool]) -> list[np.ndarray
     spans, count_only = part
     results = []
     for span in spans:
-        data = span.data if span.data is not None else _read_range(span, len(job.pattern))
+        data = span.data
+        if data is None:  # a range of a file every worker sees, with the overlap after it
+            data = read_range(span.path, span.lo, span.hi - span.lo + len(job.pattern) - 1, span.shown)
         found = list(job.offsets(data, count_only))
         if count_only:
             results.append(int(sum(found)))
@@ -114,15 +116,6 @@ def search_batch(job: FindJob, part) -> RecordHits | int:
     """One batch of records: the very per-batch search of FindJob.record_hits."""
     batch, revcomp, count_only = part
     return job.batch_hits(batch, revcomp, count_only)
-
-
-def _read_range(span: Span, m: int) -> bytes:
-    try:
-        with open(span.path, "rb") as f:
-            f.seek(span.lo)
-            return f.read(span.hi - span.lo + m - 1)
-    except OSError as exc:
-        raise InputError(span.shown, f"read failed on a Dask worker: {exc.strerror or exc}") from None
 
 
 def spans_of(sources: list[Source], m: int, partition: int, by_path: bool) -> Iterator[Span]:
@@ -162,7 +155,7 @@ def spans_of(sources: list[Source], m: int, partition: int, by_path: bool) -> It
             if empty:
                 yield Span(k, 0, 0, shown, data=b"")
         finally:
-            if named and str(source) != "-":
+            if named and str(source) != STDIN:
                 stream.close()
 
 

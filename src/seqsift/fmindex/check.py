@@ -194,6 +194,10 @@ def add_parser(sub, parent) -> None:
     p.add_argument("reference", help="the FASTA reference the index was built from")
     p.add_argument("results", help="TSV output of `seqsift search`")
     p.add_argument("reads", help="the reads file that was searched (the results name reads, not their bases)")
+    p.add_argument("-e", "--errors", type=int, default=0, metavar="E",
+                   help="the results are of `seqsift search --errors E`: verify them as such (default %(default)s)")
+    p.add_argument("--distance", choices=("edit", "hamming"), default="edit",
+                   help="the --distance the search ran with (default %(default)s)")
     p.set_defaults(run=run)
 
 
@@ -202,7 +206,14 @@ def run(args: argparse.Namespace) -> int:
 
     from seqsift.options import EXIT_OK, EXIT_WRONG
 
-    checked, problems = check(args.reference, args.results, args.reads)
+    if args.errors:
+        from seqsift.fmindex import check_approx
+        from seqsift.fmindex.verify import check_errors
+
+        check_errors(args.errors, args.distance)
+        checked, problems = check_approx.check(args.reference, args.results, args.reads, args.errors, args.distance)
+    else:
+        checked, problems = check(args.reference, args.results, args.reads)
     if problems:
         shown = [text for _, text in problems[:SHOWN]]
         sys.stdout.write("".join(text + "\n" for text in shown))

@@ -43,14 +43,19 @@ for _a, _b in (b"AT", b"TA", b"CG", b"GC"):
     _COMP[_a] = _b
 
 
+def mapping_qualities(counts: np.ndarray) -> np.ndarray:
+    """MAPQ of a read with `count` places: the Phred-scaled 1 - 1/count, 60 for a unique read."""
+    with np.errstate(divide="ignore"):
+        phred = np.rint(-10 * np.log10(1 - 1 / np.maximum(counts, 1)))
+    return np.where(counts == 1, 60, np.minimum(60, np.nan_to_num(phred, posinf=60))).astype(np.int64)
+
+
 def sam(batch: ReadBatch, found: BatchHits, record: np.ndarray, position: np.ndarray,
         names: tuple[np.ndarray, np.ndarray]) -> bytes:
     """MAPQ is the Phred-scaled chance that the reported site is not the read's origin, 1 - 1/count
     (60 for a unique read)."""
     counts = found.counts
-    with np.errstate(divide="ignore"):
-        phred = np.rint(-10 * np.log10(1 - 1 / np.maximum(counts, 1)))
-    mapqs = np.where(counts == 1, 60, np.minimum(60, np.nan_to_num(phred, posinf=60))).astype(np.int64)
+    mapqs = mapping_qualities(counts)
     longest = int(np.diff(names[1]).max())
     lengths = np.diff(batch.bounds)
     records = np.maximum(np.diff(found.offsets), 1)

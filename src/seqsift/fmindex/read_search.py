@@ -12,6 +12,7 @@ import numpy as np
 from seqsift.fmindex.output import name_table, sam, tsv
 from seqsift.fmindex.query import SearchOptions
 from seqsift.fmindex.reference import READ_CODE, encode_reads
+from seqsift.io.openers import STDIN
 from seqsift.io.reads import RawBlock, ReadBatch, parse_block, read_blocks, read_reads
 from seqsift.runner import Work, ordered
 
@@ -24,7 +25,8 @@ class ReadSearch:
     call from several threads at once. fmt: "tsv" or
     "sam" gives the output text of each batch; "hits" gives FMIndex.locate's (count, hits) list."""
 
-    def __init__(self, index, options: SearchOptions, backend: str, max_hits: int, fmt: str):
+    def __init__(self, index, options: SearchOptions, backend: str, max_hits: int, fmt: str, errors: int = 0,
+                 distance: str = "edit", best_only: bool = False):
         if fmt not in FORMATS:
             raise ValueError(f"fmt {fmt!r} is not one of {FORMATS}")
         self.index = index
@@ -33,15 +35,38 @@ class ReadSearch:
         self.fmt = fmt
         self.write = sam if fmt == "sam" else tsv
         self.names = name_table(index.names) if fmt != "hits" else None
+        self.errors, self.distance, self.best_only = errors, distance, best_only
+        if errors:  # approximate search: seeds through the CPU search, whatever the backend
+            from seqsift.fmindex.approx import ApproxSearcher
+
+            self.approx = ApproxSearcher(index.searcher(options), index.reference.starts, index.reference.lengths)
 
     def __call__(self, batch: ReadBatch) -> tuple[bytes | list, bool]:
         """(the batch's output text, or its hit lists; whether any read matched)."""
+        if self.errors:
+            return self._approximate(batch)
         found = self.searcher.hits(batch.codes, batch.bounds, self.max_hits)
         matched = bool(found.counts.any())
         if self.fmt == "hits":
             return self.index.hit_lists(found), matched
         record, position = self.index.reference.to_record(found.text_pos)
         return self.write(batch, found, record, position, self.names), matched
+
+    def _approximate(self, batch) -> tuple[bytes | list, bool]:
+        from seqsift.fmindex import approx_output
+
+        found = self.approx.hits(batch.codes, batch.bounds, self.errors, self.distance, self.max_hits, self.best_only,
+                                 getattr(batch, "name", None))
+        matched = bool(found.counts.any())
+        if self.fmt == "hits":
+            return self.index.approx_hit_lists(found), matched
+        record, position = self.index.reference.to_record(found.text_pos)
+        if self.fmt == "sam":
+            text = approx_output.sam(batch, found, record, position, [n.encode() for n in self.index.names],
+                                     self.approx.reach, self.errors, self.distance)
+        else:
+            text = approx_output.tsv(batch, found, record, position, self.names)
+        return text, matched
 
 
 class Encoded(NamedTuple):
@@ -69,7 +94,7 @@ def search_reads(job: Work, reads, batch_reads: int = DEFAULT_BATCH, threads: in
         if client is not None:
             from seqsift.distributed import workers_see
 
-            by_path = str(reads) != "-" and workers_see(client, [os.fspath(reads)], thorough=False)
+            by_path = str(reads) != STDIN and workers_see(client, [os.fspath(reads)], thorough=False)
             batches = read_blocks(reads, batch_reads, by_path)
         else:
             batches = read_reads(reads, batch_reads, READ_CODE)

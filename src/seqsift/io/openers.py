@@ -72,6 +72,17 @@ def read_small(path: str | os.PathLike, limit: int) -> bytes:
             stream.close()
 
 
+def read_range(path: str | os.PathLike, start: int, size: int, shown: str | None = None) -> bytes:
+    """Up to `size` bytes of a file from offset `start` (fewer at its end): a byte range of a file
+    every Dask worker sees, read by the worker; an error names the file as the user gave it."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(start)
+            return f.read(size)
+    except OSError as exc:
+        raise InputError(shown or display_name(path), f"cannot read: {exc.strerror or exc}") from None
+
+
 def sniff_compression(head: bytes) -> str | None:
     for magic, name in _MAGIC:
         if head.startswith(magic):
