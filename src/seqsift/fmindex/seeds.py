@@ -41,21 +41,46 @@ class Candidates:
     diagonal: np.ndarray
 
 
+@dataclass
+class PieceHits:
+    """Located occurrences of pieces, piece by piece, in the order Searcher.hits lists them:
+    occurrence i is of piece[i] on strand[i] at text position text_pos[i], which puts its read
+    (strand 1: its reverse complement) at text position diagonal[i]. counts: every piece's
+    occurrences, listed or not."""
+
+    piece: np.ndarray
+    strand: np.ndarray
+    text_pos: np.ndarray
+    diagonal: np.ndarray
+    counts: np.ndarray
+
+
+def piece_hits(searcher: Searcher, codes: np.ndarray, piece_bounds: np.ndarray, into_forward: np.ndarray,
+               into_reverse: np.ndarray, max_hits: int = ALL) -> PieceHits:
+    """The first max_hits occurrences of each piece codes[piece_bounds[p]:piece_bounds[p+1]],
+    both strands, with the diagonal of its read: piece p lies into_forward[p] bases into its read,
+    and into_reverse[p] bases into the read's reverse complement (read length - offset - piece
+    length). The one place seeds become read positions: approximate search and the read mapper
+    (map/seeding.py) both call it."""
+    found = searcher.hits(codes, piece_bounds, max_hits)
+    piece = np.repeat(np.arange(piece_bounds.size - 1), np.diff(found.offsets))
+    strand = found.strand.astype(np.int64)
+    diagonal = found.text_pos - np.where(strand == 0, into_forward[piece], into_reverse[piece])
+    return PieceHits(piece=piece, strand=strand, text_pos=found.text_pos, diagonal=diagonal, counts=found.counts)
+
+
 def seed_candidates(searcher: Searcher, record_starts: np.ndarray, codes: np.ndarray, bounds: np.ndarray,
                     pieces: int) -> Candidates:
     """Every exact occurrence of every pigeonhole piece of every read, both strands, as
     candidate places of its read. A piece with a letter other than A, C, G, T occurs nowhere."""
     piece_bounds = pigeonhole_bounds(bounds, pieces)
-    found = searcher.hits(codes, piece_bounds, ALL)
-    per_piece = np.diff(found.offsets)
-    piece = np.repeat(np.arange(per_piece.size), per_piece)
-    read = piece // pieces
-    strand = found.strand.astype(np.int64)
+    of_read = np.repeat(np.arange(bounds.size - 1), pieces)
     # forward: the piece lies (piece start - read start) into the read; reverse complement: the
     # complemented piece lies (read end - piece end) into the reversed read
-    into = np.where(strand == 0, piece_bounds[piece] - bounds[read], bounds[read + 1] - piece_bounds[piece + 1])
-    diagonal = found.text_pos - into
-    record = np.searchsorted(record_starts, found.text_pos, "right") - 1
+    hits = piece_hits(searcher, codes, piece_bounds, piece_bounds[:-1] - bounds[of_read],
+                      bounds[of_read + 1] - piece_bounds[1:])
+    read, strand, diagonal = hits.piece // pieces, hits.strand, hits.diagonal
+    record = np.searchsorted(record_starts, hits.text_pos, "right") - 1
     order = np.lexsort((diagonal, record, strand, read))
     read, strand, record, diagonal = read[order], strand[order], record[order], diagonal[order]
     if read.size:

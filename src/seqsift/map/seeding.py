@@ -1,5 +1,6 @@
 """Seeds and chains: each read's fixed-length pieces looked up exactly in the FM-index (both
-strands at once, the whole batch in one search), then grouped by diagonal.
+strands at once, the whole batch in one search: fmindex.seeds.piece_hits, as approximate search
+seeds), then grouped by diagonal.
 
 A seed on the forward strand at text position p from read offset o lies on diagonal p - o:
 where the read's first base would sit. A reverse-strand hit (the piece's reverse complement
@@ -16,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from seqsift.fmindex.query import Searcher
+from seqsift.fmindex.seeds import piece_hits
 from seqsift.map.scoring import MapOptions
 
 
@@ -52,15 +54,11 @@ def find_chains(searcher: Searcher, codes: np.ndarray, bounds: np.ndarray, optio
     read, offset, length = pieces(bounds, options.seed_length, options.seed_step)
     piece_bounds = np.concatenate(([0], np.cumsum(length))).astype(np.int64)
     flat = np.repeat(bounds[read] + offset - piece_bounds[:-1], length) + np.arange(int(piece_bounds[-1]))
-    found = searcher.hits(np.ascontiguousarray(codes[flat]), piece_bounds, options.max_occurrences)
-    per_piece = np.diff(found.offsets)
-    piece = np.repeat(np.arange(read.size), per_piece)
-    keep = found.counts[piece] <= options.max_occurrences  # a repeat's seeds place nothing
-    piece = piece[keep]
-    text_pos, strand = found.text_pos[keep], found.strand[keep].astype(np.int64)
+    hits = piece_hits(searcher, np.ascontiguousarray(codes[flat]), piece_bounds, offset,
+                      np.diff(bounds)[read] - offset - length, options.max_occurrences)
+    keep = hits.counts[hits.piece] <= options.max_occurrences  # a repeat's seeds place nothing
+    piece, text_pos, strand, diag = hits.piece[keep], hits.text_pos[keep], hits.strand[keep], hits.diagonal[keep]
     r = read[piece]
-    read_length = np.diff(bounds)[r]
-    diag = np.where(strand == 0, text_pos - offset[piece], text_pos - (read_length - offset[piece] - length[piece]))
     order = np.lexsort((diag, strand, r))
     r, strand, diag, text_pos, piece = r[order], strand[order], diag[order], text_pos[order], piece[order]
     new = np.ones(r.size, bool)
