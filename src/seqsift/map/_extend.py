@@ -15,6 +15,11 @@ columns j = window bases used; cell (i, j) is stored at column k = j - i - dlo o
     H[i][j] = max(start(i), H[i-1][j-1] + s(q_i, t_j), D[i][j], I[i][j])
 start(i) = 0 at i = 0 and -clip5 elsewhere (the read's first i bases clipped); the window's
 ends are free. Codes: 0-3 bases, 4 any other letter (scores `ambiguous` against anything).
+
+Why not alignment/_reference.py's Gotoh kernel: it fills whole matrices with local, global or
+semi-global ends; a mapper needs a band around the chain (a few dozen diagonals, not the window's
+width) and ends that pay a clip penalty, neither of which its modes express. The recurrences and
+the gap convention are the same.
 """
 
 from __future__ import annotations
