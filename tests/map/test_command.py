@@ -139,3 +139,14 @@ def test_simulated_indels_are_placed(tmp_path):
         assert abs(r.reference_start - int(pos)) <= 12 or abs(r.reference_start - r.query_alignment_start - int(pos)) <= 12
         gapped += k > 0 and any(op in (1, 2) for op, _ in r.cigartuples)
     assert gapped > 0.5 * sum(k > 0 for k in indels)
+
+
+def test_a_broken_reference_exits_2_without_output(lambda_reads, tmp_path, capsys):
+    reads, index, _ = lambda_reads
+    broken = tmp_path / "broken.ssx"
+    broken.write_bytes(index.read_bytes()[:5000])
+    out = tmp_path / "o.sam"
+    for reference in (broken, tmp_path, tmp_path / "missing.fa"):
+        assert main(["map", str(reference), str(reads), "-o", str(out)]) == 2
+        assert str(reference.name) in capsys.readouterr().err
+        assert not out.exists()
