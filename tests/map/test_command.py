@@ -60,6 +60,7 @@ def test_map_reads_is_public(lambda_reads):
     reads, index, truth = lambda_reads
     mapped = seqsift.map_reads(index, reads)
     assert len(mapped) == len(truth) and sum(m.mapped for m in mapped) == sum("random" not in h for h, _ in truth)
+    assert {m.references[0] for m in mapped if m.mapped} == {"gi|9626243|ref|NC_001416.1|"}
 
 
 @pytest.mark.parametrize("argv, message", [

@@ -24,8 +24,9 @@ if TYPE_CHECKING:  # the FM-index loads on use
 
 @dataclass(frozen=True)
 class Mapped:
-    """One input read and what was reported for it: alignments[0] is the primary, the rest are
-    supplementary; empty when the read is unmapped. nm/md per alignment."""
+    """One input read and what was reported for it: alignments[0] is the primary, then the
+    supplementary and (with MapOptions.secondary) secondary ones; empty when the read is
+    unmapped. Per alignment: the name of its reference record, NM and MD."""
 
     name: str
     seq: bytes
@@ -33,6 +34,7 @@ class Mapped:
     alignments: list[Chosen]
     nm: list[int]
     md: list[str]
+    references: list[str]
 
     @property
     def mapped(self) -> bool:
@@ -76,7 +78,8 @@ class Mapper:
         qual = None if batch.qual_lo[r] < 0 else batch.raw[batch.qual_lo[r] : batch.qual_lo[r] + hi - lo].tobytes()
         name = batch.name(r)
         return Mapped(name=rename(name) if rename else name, seq=batch.seq[lo:hi].tobytes(), qual=qual, alignments=chosen,
-                      nm=[m[0] for m in marks], md=[m[1] for m in marks])
+                      nm=[m[0] for m in marks], md=[m[1] for m in marks],
+                      references=[self.index.names[c.placement.record] for c in chosen])
 
     def __call__(self, batch) -> list[Mapped]:
         return [self.report(batch, r, reads, choose(placements, self.options))
