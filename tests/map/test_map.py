@@ -4,6 +4,8 @@ read back by htslib (pysam)."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pysam
 import pytest
@@ -241,8 +243,6 @@ def write_fastq(path, reads):
 
 
 def leading_clip(cigar: str) -> int:
-    import re
-
     m = re.match(r"(\d+)S", cigar)
     return int(m.group(1)) if m else 0
 
@@ -288,6 +288,26 @@ def test_simulated_reads_are_placed_and_tagged_truly(genome, rng, tmp_path):
     assert placed >= 0.9 * sum(t is not None for _, _, t in reads)
     end = next(r for r in primary if r.query_name == "across_end")
     assert end.cigarstring.endswith("S") and end.reference_end == len(records["one"])
+
+
+@pytest.mark.parametrize("deleted, inserted", [(20, 0), (35, 0), (60, 0), (0, 18), (0, 30)])
+def test_a_long_indel_between_seeds_is_one_alignment(genome, rng, tmp_path, deleted, inserted):
+    """Seeds on both sides of an indel longer than the band form one chain (chain_gap), so the
+    read aligns in one piece with the indel in its CIGAR, as bwa mem aligns it."""
+    ref_path, records, _ = genome
+    seq = records["one"]
+    start = int(rng.integers(100, 5000))
+    read = seq[start : start + 75] + random_dna(rng, inserted) + seq[start + 75 + deleted : start + 150 + deleted]
+    (m,) = map_reads(ref_path, write_fastq(tmp_path / "r.fq", [("indel", read, None)]))
+    (c,) = m.alignments
+    p = c.placement
+    # the gap may sit a few bases either way where the bases beside it repeat: any place is as good
+    shape = re.fullmatch(rf"(\d+)M{deleted or inserted}{'D' if deleted else 'I'}(\d+)M", p.cigar())
+    assert p.position == start and shape and int(shape[1]) + int(shape[2]) == 150, p.cigar()
+    nm, md, score = cigar_tags(read, seq, p.position, p.cigar(), *SCORES)
+    assert (m.nm[0], m.md[0], p.score) == (nm, md, score)
+    (split,) = [map_reads(ref_path, tmp_path / "r.fq", options=MapOptions(chain_gap=10))]
+    assert len(split[0].alignments) == 2  # chained apart, the read is a primary and a supplementary part
 
 
 def test_kernel_optimum_on_the_window(genome, rng, tmp_path):

@@ -47,7 +47,11 @@ def add_parser(sub, parent: argparse.ArgumentParser) -> None:
     g.add_argument("-c", "--max-occurrences", type=positive_int, default=_D.max_occurrences,
                    help="seeds occurring more often are skipped (default %(default)s)")
     g.add_argument("-w", "--band", type=positive_int, default=_D.band,
-                   help="diagonals searched beyond a chain's: the longest indel found (default %(default)s)")
+                   help="diagonals searched beyond a chain's: the longest indel found near a read's ends "
+                   "(default %(default)s)")
+    g.add_argument("--chain-gap", type=positive_int, default=_D.chain_gap,
+                   help="seeds whose diagonals differ by at most this form one chain: the longest indel aligned in "
+                   "one piece between seeds (default %(default)s)")
     g = p.add_argument_group("output")
     g.add_argument("-a", "--all", action="store_true",
                    help="also write every other alignment scoring at least -T as a secondary record (flag 0x100, "
@@ -63,7 +67,7 @@ def options_from(args: argparse.Namespace) -> MapOptions:
     return MapOptions(match=args.match, mismatch=args.mismatch, gap_open=args.gap_open, gap_extend=args.gap_extend,
                       clip=args.clip, min_score=args.min_score, seed_length=args.seed_length,
                       seed_step=args.seed_step, max_occurrences=args.max_occurrences, band=args.band,
-                      secondary=args.all)
+                      chain_gap=args.chain_gap, secondary=args.all)
 
 
 def run(args: argparse.Namespace) -> int:

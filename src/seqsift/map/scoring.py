@@ -14,8 +14,9 @@ class MapOptions:
     """Scores as bwa mem's defaults (-A 1 -B 4 -O 6 -E 1 -L 5 -T 30): a gap of L bases costs
     gap_open + L * gap_extend. Seeds: the read's `seed_length`-mers every `seed_step` bases,
     dropped when they occur more than `max_occurrences` times (bwa's -c 500); seeds within
-    `band` diagonals of each other form a chain, and the extension searches `band` diagonals
-    beyond the chain's. Chains weaker than `drop_ratio` of the read's best are not extended,
+    `chain_gap` diagonals of the next form a chain (the longest indel aligned in one piece
+    between seeds, bwa's band -w 100), and the extension searches `band` diagonals beyond the
+    chain's (indels near the read's ends). Chains weaker than `drop_ratio` of the read's best are not extended,
     at most `max_chains` are. secondary: also report every other alignment scoring min_score
     (bwa mem -a)."""
 
@@ -30,6 +31,7 @@ class MapOptions:
     seed_step: int = 10
     max_occurrences: int = 500
     band: int = 16
+    chain_gap: int = 100
     drop_ratio: float = 0.5
     max_chains: int = 20
     secondary: bool = False

@@ -6,8 +6,9 @@ A seed on the forward strand at text position p from read offset o lies on diago
 where the read's first base would sit. A reverse-strand hit (the piece's reverse complement
 at p) is placed on the reverse-complemented read, where the piece starts at L - o - k, so its
 diagonal is p - (L - o - k). Seeds of one read and strand whose sorted diagonals step by at
-most `band` form a chain (an indel shifts the diagonal by its length); a chain's weight is how
-many distinct pieces it holds.
+most `chain_gap` form a chain (an indel shifts the diagonal by its length, so a read with an
+indel of up to that many bases between two seeds is one chain, aligned in one piece); a chain's
+weight is how many distinct pieces it holds.
 """
 
 from __future__ import annotations
@@ -62,7 +63,7 @@ def find_chains(searcher: Searcher, codes: np.ndarray, bounds: np.ndarray, optio
     order = np.lexsort((diag, strand, r))
     r, strand, diag, text_pos, piece = r[order], strand[order], diag[order], text_pos[order], piece[order]
     new = np.ones(r.size, bool)
-    new[1:] = (r[1:] != r[:-1]) | (strand[1:] != strand[:-1]) | (diag[1:] - diag[:-1] > options.band)
+    new[1:] = (r[1:] != r[:-1]) | (strand[1:] != strand[:-1]) | (diag[1:] - diag[:-1] > options.chain_gap)
     chain = np.cumsum(new) - 1
     starts = np.flatnonzero(new)
     ends = np.append(starts[1:], r.size)[: starts.size] - 1  # no seeds at all: no chains
