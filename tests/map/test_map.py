@@ -310,6 +310,22 @@ def test_a_long_indel_between_seeds_is_one_alignment(genome, rng, tmp_path, dele
     assert len(split[0].alignments) == 2  # chained apart, the read is a primary and a supplementary part
 
 
+@pytest.mark.parametrize("period", [40, 80])
+def test_a_read_inside_a_tandem_repeat_has_mapq_zero(rng, tmp_path, period):
+    """Seeds of a tandem repeat hit every copy: they are not taken for an indel (one chain), so
+    the copies compete and the read gets MAPQ 0 with XS equal to AS, as bwa mem gives; a read
+    reaching into unique sequence keeps MAPQ 60 with a lower XS."""
+    unit = random_dna(rng, period)
+    genome = random_dna(rng, 2000) + unit * (320 // period) + random_dna(rng, 2000)
+    ref = tmp_path / "tandem.fa"
+    ref.write_text(f">t\n{genome}\n")
+    reads = [("inside", genome[2005:2155], None), ("edge", genome[1940:2090], None)]
+    inside, edge = map_reads(ref, write_fastq(tmp_path / "r.fq", reads))
+    assert inside.alignments[0].mapq == 0 and inside.alignments[0].sub == inside.alignments[0].placement.score == 150
+    assert edge.alignments[0].placement.position == 1940 and edge.alignments[0].mapq == 60
+    assert edge.alignments[0].sub < 150
+
+
 def test_kernel_optimum_on_the_window(genome, rng, tmp_path):
     """For mapped reads, no alignment in the window around the reported one scores better
     (the full-matrix oracle, unbanded)."""

@@ -7,8 +7,9 @@ where the read's first base would sit. A reverse-strand hit (the piece's reverse
 at p) is placed on the reverse-complemented read, where the piece starts at L - o - k, so its
 diagonal is p - (L - o - k). Seeds of one read and strand whose sorted diagonals step by at
 most `chain_gap` form a chain (an indel shifts the diagonal by its length, so a read with an
-indel of up to that many bases between two seeds is one chain, aligned in one piece); a chain's
-weight is how many distinct pieces it holds.
+indel of up to that many bases between two seeds is one chain, aligned in one piece), unless the
+chain holds a piece twice (a tandem repeat: it is cut where its diagonals jump by more than
+`band`); a chain's weight is how many distinct pieces it holds.
 """
 
 from __future__ import annotations
@@ -62,13 +63,24 @@ def find_chains(searcher: Searcher, codes: np.ndarray, bounds: np.ndarray, optio
     r = read[piece]
     order = np.lexsort((diag, strand, r))
     r, strand, diag, text_pos, piece = r[order], strand[order], diag[order], text_pos[order], piece[order]
-    new = np.ones(r.size, bool)
-    new[1:] = (r[1:] != r[:-1]) | (strand[1:] != strand[:-1]) | (diag[1:] - diag[:-1] > options.chain_gap)
+    other = np.ones(r.size, bool)
+    other[1:] = (r[1:] != r[:-1]) | (strand[1:] != strand[:-1])
+    step = np.zeros(r.size, np.int64)
+    step[1:] = diag[1:] - diag[:-1]
+    near = other | (step > options.band)  # seeds a band apart or more, or of another read or strand
+    new = other | (step > options.chain_gap)
+    # A chain holding one piece twice is a tandem repeat (the piece matches every copy), not an
+    # indel: it is cut wherever its diagonals jump by more than the band, so each copy is its own
+    # chain and competes for the read (MAPQ 0 between equal copies, as bwa mem gives).
+    coarse = np.cumsum(new) - 1
+    stride = max(read.size, 1)
+    hits_of = np.bincount(coarse, minlength=int(coarse[-1]) + 1 if coarse.size else 0)
+    pieces_of = np.bincount(np.unique(coarse * stride + piece) // stride, minlength=hits_of.size)
+    new |= near & (hits_of > pieces_of)[coarse]
     chain = np.cumsum(new) - 1
     starts = np.flatnonzero(new)
     ends = np.append(starts[1:], r.size)[: starts.size] - 1  # no seeds at all: no chains
-    pairs = np.unique(chain * max(read.size, 1) + piece)
-    weight = np.bincount(pairs // max(read.size, 1), minlength=starts.size)
+    weight = np.bincount(np.unique(chain * stride + piece) // stride, minlength=starts.size)
     chain_read = r[starts]
     ranked = np.lexsort((-weight, chain_read))
     offsets = np.searchsorted(chain_read[ranked], np.arange(bounds.size), "left").astype(np.int64)
