@@ -8,7 +8,7 @@ from seqsift.fmindex import _verify_cpu
 from seqsift.fmindex.api import FMIndex
 from seqsift.fmindex.reference import READ_CODE
 from tests import naive
-from tests.conftest import LAMBDA
+from tests.conftest import LAMBDA, data_file
 
 
 def _random(rng, n, letters="ACGT"):
@@ -123,6 +123,27 @@ def test_lambda_genome_hamming_and_edit(rng):
         want = [naive.approx_hits(records, r, 2, distance, seeded=True) for r in reads]
         got = index.locate(reads, errors=2, distance=distance)
         assert [(c, [tuple(h) for h in hits]) for c, hits in got] == [(len(w), w) for w in want]
+
+
+@pytest.mark.parametrize("errors", [1, 3])
+def test_klebsiella_records_hamming_and_edit(rng, errors):
+    """The real genome's slice in tests/data (a chromosome stretch and two plasmids): reads from
+    every record, both strands, errors anywhere, against the seeded oracle."""
+    path = data_file("klebsiella_HS11286.fa.gz")
+    records = naive.read_records(path)
+    index = FMIndex.build(path)
+    reads = []
+    for k in range(12):
+        name, genome = records[k % len(records)]
+        s = int(rng.integers(0, len(genome) - 120))
+        read = genome[s : s + 100]
+        reads.append(_mutate(rng, read if k % 2 else naive.reverse_complement(read), int(rng.integers(0, errors + 1)),
+                             "edit", at_ends=k % 5 == 0))
+    for distance in ("hamming", "edit"):
+        want = [naive.approx_hits(records, r, errors, distance, seeded=True) for r in reads]
+        got = index.locate(reads, errors=errors, distance=distance, threads=2)
+        assert [(c, [tuple(h) for h in hits]) for c, hits in got] == [(len(w), w) for w in want]
+        assert sum(len(w) for w in want) >= 6  # most reads are found (hamming misses the indel reads)
 
 
 def test_bad_parameters_are_named(repeats_reference):

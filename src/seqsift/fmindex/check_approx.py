@@ -2,7 +2,7 @@
 
 Independent of the FM-index and of the search's verification kernels: each read (and its
 reverse complement) is cut into E + 1 pieces, every exact occurrence of a piece is found
-through check.py's hashed reference windows, every start those allow (pigeonhole: a piece o
+through windows.py's hashed reference windows, every start those allow (pigeonhole: a piece o
 bases into the read at p allows p - o - E .. p - o + E) is scored by the textbook dynamic
 program (edit) or a direct comparison (hamming), and places are formed as docs/formats.md
 defines them. A result passes when its count is the number of places and its listed hits are
@@ -15,7 +15,7 @@ import numpy as np
 from numba import njit
 
 from seqsift.errors import FormatError
-from seqsift.fmindex.check import _occurrences, _windows
+from seqsift.fmindex.windows import occurrences, windows
 from seqsift.fmindex.reference import READ_CODE, load_reference
 from seqsift.io.openers import display_name, open_decompressed
 from seqsift.io.reads import read_reads
@@ -62,8 +62,8 @@ class _Pieces:
         if piece.size == 0 or piece.max() > 3:
             return np.empty(0, np.int64)
         if piece.size not in self.tables:
-            self.tables[piece.size] = _windows(self.text, self.clean, piece.size)
-        starts, _ = _occurrences(self.text, self.tables[piece.size], (piece + 2).astype(np.uint8)[None, :])
+            self.tables[piece.size] = windows(self.text, self.clean, piece.size)
+        starts, _ = occurrences(self.text, self.tables[piece.size], (piece + 2).astype(np.uint8)[None, :])
         return starts
 
 
