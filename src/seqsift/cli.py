@@ -1,7 +1,8 @@
 """The `seqsift` command: one subcommand per engine, one place that maps errors to exit codes.
 
-Exit status: each command's own for its results (options.py: grep's 0 found / 1 none for find and
-search, clamscan's 0 clean / 1 found for scan), 2 usage or input error, 130 interrupted.
+Exit status: each command's own for its results (options.py: grep's 0 found / 1 none for find,
+clamscan's 0 clean / 1 found for scan, bwa's 0 for search whether or not a read matched), 2 usage
+or input error, 130 interrupted.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 
 TSV: read_id<TAB>count<TAB>hits, hits = record:position:strand joined by ',' ('-' when none
 are listed). SAM: one primary record per matched read, further hits as secondary records,
-unmatched reads as unmapped records.
+unmatched reads as unmapped records; NM:i:0 and MD:Z:<length> on every mapped record.
 """
 
 from __future__ import annotations
@@ -45,16 +45,15 @@ for _a, _b in (b"AT", b"TA", b"CG", b"GC"):
 
 def sam(batch: ReadBatch, found: BatchHits, record: np.ndarray, position: np.ndarray,
         names: tuple[np.ndarray, np.ndarray]) -> bytes:
-    """MAPQ is the Phred-scaled chance that the reported site is not the read's origin, 1 - 1/count
-    (60 for a unique read)."""
+    """MAPQ as bwa gives it: 60 for a read with one site, 0 for a read with several equally good
+    ones (so `samtools view -q 1` keeps unique reads only). The primary of a multi-site read is one
+    of its listed sites picked by a hash of the read's name (a fixed seed: the same at any -t)."""
     counts = found.counts
-    with np.errstate(divide="ignore"):
-        phred = np.rint(-10 * np.log10(1 - 1 / np.maximum(counts, 1)))
-    mapqs = np.where(counts == 1, 60, np.minimum(60, np.nan_to_num(phred, posinf=60))).astype(np.int64)
+    mapqs = np.where(counts == 1, 60, 0).astype(np.int64)
     longest = int(np.diff(names[1]).max())
     lengths = np.diff(batch.bounds)
     records = np.maximum(np.diff(found.offsets), 1)
-    size = int(((batch.name_hi - batch.name_lo + 2 * lengths + longest + 120) * records).sum())
+    size = int(((batch.name_hi - batch.name_lo + 2 * lengths + longest + 160) * records).sum())
     out = np.empty(size, np.uint8)
     used = _FORMAT_SAM(batch.raw, batch.name_lo, batch.name_hi, batch.seq, batch.bounds, batch.qual_lo, counts, mapqs,
                        found.offsets, record, position, found.strand, names[0], names[1], _COMP, out)
