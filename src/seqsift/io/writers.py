@@ -18,6 +18,7 @@ from typing import BinaryIO, Iterable, Iterator, Sequence
 
 from isal import igzip
 
+from seqsift import progress
 from seqsift.errors import OutputError, UsageError
 
 FORMATS = ("tsv", "json")
@@ -29,7 +30,7 @@ def atomic_output(path: str | os.PathLike | None) -> Iterator[BinaryIO]:
     A symlink is followed (its target is replaced, not the link); an existing target that is not
     a regular file (/dev/null, a FIFO, a terminal) is written directly, never replaced."""
     if path is None or str(path) == "-":
-        yield sys.stdout.buffer
+        yield _Terminal(sys.stdout.buffer) if sys.stdout.isatty() else sys.stdout.buffer
         sys.stdout.buffer.flush()
         return
     target = os.path.realpath(os.fspath(path))
@@ -50,6 +51,23 @@ def atomic_output(path: str | os.PathLike | None) -> Iterator[BinaryIO]:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+class _Terminal:
+    """Standard output on a terminal: the progress bar on stderr is erased before each write, and
+    each write is shown at once, so results and the bar never share a line."""
+
+    def __init__(self, stream: BinaryIO):
+        self.stream = stream
+
+    def write(self, data) -> int:
+        progress.clear()
+        written = self.stream.write(data)
+        self.stream.flush()
+        return written
+
+    def __getattr__(self, name):
+        return getattr(self.stream, name)
 
 
 def _mode_for(target: str) -> int:
