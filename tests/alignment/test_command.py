@@ -73,6 +73,8 @@ def test_custom_columns_pair_and_sam(tmp_path, proteins):
     (["--outfmt", "6 qseqid nonsense"], "unknown column(s) nonsense"),
     (["--outfmt", "sam"], "--outfmt sam is for DNA"),
     (["--matrix", "BLOSUM7"], "not a file, nor one of"),
+    (["--matrix", "BLOSUM80", "--match", "2"], "--match 2 score DNA and --matrix BLOSUM80 scores proteins"),
+    (["--dna", "--matrix", "PAM30"], "--dna and --matrix PAM30: choose one"),
 ])
 def test_bad_options(tmp_path, proteins, capsys, argv, message):
     q_path, db_path, _, _ = proteins
@@ -97,3 +99,19 @@ def test_bad_letters_and_matrix_file(tmp_path, capsys):
     out = tmp_path / "o.tsv"
     assert main(["align", str(empty), str(db), "--outfmt", "6 qseqid sseqid score", "-o", str(out)]) == 0
     assert out.read_text() == "e\tok\t0\n"
+
+
+def test_match_and_mismatch_imply_dna(tmp_path):
+    """Once ignored without --dna (BLOSUM62 scored the DNA): now they choose DNA scoring."""
+    reads = tmp_path / "q.fa"
+    reads.write_text(">q\nACGTACGTTTGACCA\n")
+    targets = tmp_path / "t.fa"
+    targets.write_text(">t\nGGACGTACGATTGACCAGG\n")
+    outs = {}
+    for flags in (["--match", "2", "--mismatch", "-3"], ["--dna", "--match", "2", "--mismatch", "-3"], []):
+        out = tmp_path / f"{len(flags)}.tsv"
+        assert main(["align", str(reads), str(targets), "--outfmt", "6 score cigar", "-o", str(out), *flags]) == 0
+        outs[len(flags)] = out.read_text()
+    want = naive.alignment_score("ACGTACGTTTGACCA", "GGACGTACGATTGACCAGG", lambda a, b: 2 if a == b else -3, 0, 2)
+    assert outs[4] == outs[5] and outs[4].split("\t")[0] == str(want)
+    assert outs[0] != outs[4]  # BLOSUM62 without them

@@ -27,11 +27,11 @@ def add_parser(sub, parent: argparse.ArgumentParser) -> None:
     p.add_argument("--mode", choices=("local", "global", "semi-global"), default="local",
                    help="local (Smith-Waterman), global (Needleman-Wunsch) or semi-global (the whole query "
                    "against any stretch of the target) (default %(default)s)")
-    p.add_argument("--matrix", default="BLOSUM62",
-                   help=f"{', '.join(scorings.MATRICES)} or an NCBI-format matrix file (default %(default)s)")
+    p.add_argument("--matrix", help=f"{', '.join(scorings.MATRICES)} or an NCBI-format matrix file "
+                   "(default BLOSUM62)")
     p.add_argument("--dna", action="store_true", help="DNA scoring with --match/--mismatch instead of a matrix")
-    p.add_argument("--match", type=int, default=1, help="with --dna (default %(default)s)")
-    p.add_argument("--mismatch", type=int, default=-1, help="with --dna (default %(default)s)")
+    p.add_argument("--match", type=int, help="DNA match score; implies --dna (default 1)")
+    p.add_argument("--mismatch", type=int, help="DNA mismatch score; implies --dna (default -1)")
     p.add_argument("--gap-open", type=int, help="default 11 with a matrix, 0 with --dna")
     p.add_argument("--gap-extend", type=int, help="default 1 with a matrix, 2 with --dna")
     p.add_argument("--outfmt", default="6", help="'6' BLAST tabular, '6 qseqid sseqid score ...' chosen columns "
@@ -43,10 +43,20 @@ def add_parser(sub, parent: argparse.ArgumentParser) -> None:
 
 
 def scoring_from(args: argparse.Namespace) -> scorings.Scoring:
-    if args.dna:
-        return scorings.dna(args.match, args.mismatch, 0 if args.gap_open is None else args.gap_open,
+    """--match/--mismatch score DNA, so they imply --dna (they were once ignored without it, and
+    BLOSUM62 scored the DNA); with --matrix they contradict it."""
+    dna_scores = [f"--{name} {value}" for name, value in (("match", args.match), ("mismatch", args.mismatch))
+                  if value is not None]
+    if dna_scores and args.matrix is not None:
+        raise UsageError(f"{' '.join(dna_scores)} score DNA and --matrix {args.matrix} scores proteins: "
+                         "drop --matrix for DNA, or drop --match/--mismatch for the matrix")
+    if args.dna or dna_scores:
+        if args.matrix is not None:
+            raise UsageError(f"--dna and --matrix {args.matrix}: choose one")
+        return scorings.dna(1 if args.match is None else args.match, -1 if args.mismatch is None else args.mismatch,
+                            0 if args.gap_open is None else args.gap_open,
                             2 if args.gap_extend is None else args.gap_extend)
-    return scorings.matrix(args.matrix, 11 if args.gap_open is None else args.gap_open,
+    return scorings.matrix(args.matrix or "BLOSUM62", 11 if args.gap_open is None else args.gap_open,
                            1 if args.gap_extend is None else args.gap_extend)
 
 
