@@ -112,17 +112,24 @@ def open_output(path: str | os.PathLike | None, sam: bool = False, option: str =
 class RowWriter:
     """Rows of named fields as TSV lines or JSON Lines; the JSON form opens with a provenance object."""
 
-    def __init__(self, out: BinaryIO, fields: Sequence[str], fmt: str = "tsv", provenance: dict | None = None):
+    def __init__(self, out: BinaryIO, fields: Sequence[str], fmt: str = "tsv", provenance: dict | None = None,
+                 null: bool = False):
+        """null (grep's --null, TSV only): the first field, a file name, ends with a NUL byte in
+        place of its tab or newline, so any name, newlines included, can be read back."""
         if fmt not in FORMATS:
             raise ValueError(f"format {fmt!r} is not one of {FORMATS}")
         self.out = out
         self.fields = tuple(fields)
         self.fmt = fmt
+        self.null = null
         if fmt == "json" and provenance is not None:
             self._write_json(provenance)
 
     def write_rows(self, rows: Iterable[Sequence]) -> None:
-        if self.fmt == "tsv":
+        if self.fmt == "tsv" and self.null:
+            self.out.write(b"".join((str(row[0]) + "\0" + "\t".join(map(str, row[1:])) + ("\n" if len(row) > 1 else ""))
+                                    .encode("utf-8", "surrogateescape") for row in rows))
+        elif self.fmt == "tsv":
             self.out.write(b"".join(("\t".join(map(str, row)) + "\n").encode() for row in rows))
         else:
             for row in rows:
