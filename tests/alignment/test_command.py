@@ -98,6 +98,9 @@ def test_bad_letters_and_matrix_file(tmp_path, capsys):
     empty.write_text(">e\n\n")
     out = tmp_path / "o.tsv"
     assert main(["align", str(empty), str(db), "--outfmt", "6 qseqid sseqid score", "-o", str(out)]) == 0
+    assert out.read_text() == ""  # a score of 0 is expected by chance far more than 10 times (--evalue)
+    assert main(["align", str(empty), str(db), "--outfmt", "6 qseqid sseqid score", "-o", str(out),
+                 "--evalue", "1e300"]) == 0
     assert out.read_text() == "e\tok\t0\n"
 
 

@@ -9,6 +9,7 @@ import contextlib
 from seqsift.alignment import scoring as scorings
 from seqsift.alignment import cluster
 from seqsift.alignment.cluster import QUERIES_PER_PARTITION
+from seqsift.alignment.report import DEFAULT_EVALUE
 from seqsift.errors import UsageError
 from seqsift.options import EXIT_OK, add_dask_options, dask_run, positive_int
 
@@ -35,7 +36,11 @@ def add_parser(sub, parent: argparse.ArgumentParser) -> None:
     p.add_argument("--gap-open", type=int, help="default 11 with a matrix, 0 with --dna")
     p.add_argument("--gap-extend", type=int, help="default 1 with a matrix, 2 with --dna")
     p.add_argument("--outfmt", default="6", help="'6' BLAST tabular, '6 qseqid sseqid score ...' chosen columns "
-                   f"({', '.join(sorted(COLUMNS))}), 'pair' readable alignments, 'sam' (DNA)")
+                   f"({', '.join(sorted(COLUMNS))}; 'std' stands for the 12 of '6'), '7' the same with BLAST's "
+                   "comment lines per query, 'pair' readable alignments, 'sam' (DNA)")
+    p.add_argument("--evalue", type=float, default=DEFAULT_EVALUE, metavar="E",
+                   help="report only hits with an e-value of at most E, as blastp's -evalue (default %(default)g); "
+                   "hits without known statistics (DNA, a matrix file) are all kept")
     p.add_argument("--db-batch", type=positive_int, help=argparse.SUPPRESS)  # residues a database part
     p.add_argument("--query-batch", type=positive_int, help=argparse.SUPPRESS)  # residues a query batch
     add_dask_options(p, f"queries (default {QUERIES_PER_PARTITION})")
@@ -62,17 +67,17 @@ def scoring_from(args: argparse.Namespace) -> scorings.Scoring:
 
 def parse_outfmt(text: str) -> tuple[str, list[str]]:
     words = text.split()
-    if not words or words[0] not in ("6", "pair", "sam"):
-        raise UsageError(f"--outfmt {text!r}: use '6', '6 col col ...', 'pair' or 'sam'")
-    if words[0] != "6":
+    if not words or words[0] not in ("6", "7", "pair", "sam"):
+        raise UsageError(f"--outfmt {text!r}: use '6', '6 col col ...', '7 ...' (with comment lines), 'pair' or 'sam'")
+    if words[0] not in ("6", "7"):
         if len(words) > 1:
             raise UsageError(f"--outfmt {words[0]} takes no columns")
         return words[0], []
-    columns = words[1:] or DEFAULT_COLUMNS
+    columns = [c for word in (words[1:] or ["std"]) for c in (DEFAULT_COLUMNS if word == "std" else [word])]
     unknown = [c for c in columns if c not in COLUMNS]
     if unknown:
-        raise UsageError(f"--outfmt: unknown column(s) {', '.join(unknown)}; known: {', '.join(sorted(COLUMNS))}")
-    return "6", columns
+        raise UsageError(f"--outfmt: unknown column(s) {', '.join(unknown)}; known: std, {', '.join(sorted(COLUMNS))}")
+    return words[0], columns
 
 
 def run(args: argparse.Namespace) -> int:
@@ -86,6 +91,8 @@ def run(args: argparse.Namespace) -> int:
     from seqsift.progress import Progress
 
     fmt, columns = parse_outfmt(args.outfmt)
+    if not args.evalue > 0:  # NaN too
+        raise UsageError(f"--evalue {args.evalue}: give a number above 0, e.g. 10 (blastp's default) or 1e-5")
     scoring = scoring_from(args)
     if fmt == "sam" and not scoring.is_dna:
         raise UsageError("--outfmt sam is for DNA: add --dna")
@@ -100,13 +107,14 @@ def run(args: argparse.Namespace) -> int:
                 lengths += [codes.size for codes in db.codes]
         if args.dask:  # tasks of --partition queries, each worker holding the whole database
             client, progress = stack.enter_context(dask_run(args))
-            job = cluster.work(scoring, args.top, args.mode, fmt, columns, args.backend, path=database)
+            job = cluster.work(scoring, args.top, args.mode, fmt, columns, args.backend, path=database,
+                              evalue=args.evalue)
             per_part = args.partition or QUERIES_PER_PARTITION
             texts = cluster.align_queries(job, query_batches(queries, count=per_part), 1, client, progress.advance)
         else:  # database parts in turn, each batch of queries on the threads (stream.search)
             progress = Progress("align", None, enabled=not args.quiet, unit=" queries")
             stack.callback(progress.close)
-            report = ReportFormat(scoring, fmt, columns)
+            report = ReportFormat(scoring, fmt, columns, args.evalue, args.database)
             found = search(queries, parts, args.top, args.mode, resolve_unmeasured(args.backend), args.threads,
                            args.query_batch or QUERY_RESIDUES)
             texts = (_reported(report, hits, parts, progress) for hits in found)
