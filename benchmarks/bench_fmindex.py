@@ -32,6 +32,7 @@ from pathlib import Path
 import numpy as np
 
 import seqsift
+import fm_approx
 from benchlib import bench_args, cpu_name, tool_version
 from seqsift.fmindex.api import FMIndex
 from seqsift.fmindex.build import default_repeat_sample
@@ -306,6 +307,8 @@ def main() -> None:
                             help="take the bwa and bowtie2 rows from an earlier run; measure only seqsift (and the peers on a "
                             "set that run lacks). For quick reruns only: this machine's speed drifts up to 2x "
                             "between runs, so ratios for the record come from a full run")
+        parser.add_argument("--approximate-only", action="store_true",
+                            help="run only the approximate section (fm_approx.py: --errors against bwa aln -N)")
 
     args = bench_args(__doc__, DATA / "bench_fmindex.json", markdown, options)
     if args is None:
@@ -314,6 +317,9 @@ def main() -> None:
     # compileall is compiled again by every process: ~17 ms of each timed search.
     subprocess.run([sys.executable, "-m", "compileall", "-q", os.path.dirname(seqsift.__file__)], check=True,
                    stdout=subprocess.DEVNULL)
+    if args.approximate_only:
+        approximate_only(args)
+        return
     paths = build_data(args.reads)
     peers = json.loads(args.reuse_peers.read_text()) if args.reuse_peers else None
     idx_small, build_rows = build_indexes(paths["genome"], "Klebsiella 5.7 Mbp", args.runs, peers is None)
@@ -330,14 +336,38 @@ def main() -> None:
         build_rows = _merge(build_rows, peers["build"], ("reference", "tool"))
         search = _merge(search, peers["search"], ("reads", "tool"))
     studies = ablation(paths, args.runs)
+    approximate = fm_approx.section(SEQSIFT, median_run, write_fastq, DATA, paths["genome"], idx_small,
+                                    min(args.reads, 100_000), args.runs)
     meta = {"date": time.strftime("%Y-%m-%d"), "cpu": cpu_name(), "cores": os.cpu_count(),
             "python": platform.python_version(), "numba": __import__("numba").__version__, "numpy": np.__version__,
             "seqsift": seqsift.__version__, "bwa": _bwa_version(), "bowtie2": tool_version(["bowtie2", "--version"]),
             "runs": args.runs, "reads": args.reads,
             "peers_measured": peers["meta"]["date"] + " (earlier run, same machine and data)" if peers else "this run"}
-    result = {"meta": meta, "build": build_rows, "search": search, "studies": studies}
+    result = {"meta": meta, "build": build_rows, "search": search, "studies": studies, "approximate": approximate}
     args.json.write_text(json.dumps(result, indent=1))
     print(markdown(result))
+
+
+def approximate_only(args) -> None:
+    """The approximate section alone: the Klebsiella genome, its seqsift and bwa indexes."""
+    DATA.mkdir(parents=True, exist_ok=True)
+    genome = DATA / "klebsiella.fa"
+    if not genome.exists():
+        with gzip.open(GENOME_GZ, "rb") as f, open(genome, "wb") as out:
+            shutil.copyfileobj(f, out)
+    stem = DATA / genome.stem
+    idx = {"ssx": f"{stem}.ssx", "bwa": f"{stem}.bwa"}
+    run_timed(SEQSIFT + ["index", "-q", str(genome), "-o", idx["ssx"]])
+    if not Path(f"{stem}.bwa.bwt").exists():
+        run_timed(["bwa", "index", "-p", idx["bwa"], str(genome)])
+    rows = fm_approx.section(SEQSIFT, median_run, write_fastq, DATA, genome, idx, args.reads, args.runs)
+    meta = {"date": time.strftime("%Y-%m-%d"), "cpu": cpu_name(), "cores": os.cpu_count(), "seqsift": seqsift.__version__,
+            "bwa": _bwa_version(), "runs": args.runs, "reads": args.reads}
+    studies = [row for distance, errors in fm_approx.SETS for row in fm_approx.phases(
+        idx["ssx"], DATA / f"reads_approx_{distance}_{errors}_{args.reads}.fq", errors, distance, args.runs)]
+    args.json.with_name("bench_fmindex_approx.json").write_text(json.dumps(
+        {"meta": meta, "approximate": rows, "phases": studies}, indent=1))
+    print("\n".join(fm_approx.markdown(rows) + [""] + fm_approx.phases_markdown(studies)))
 
 
 def _bwa_version() -> str:
@@ -366,6 +396,8 @@ def markdown(result: dict) -> str:
             cells = {r["reads"]: r for r in rows if r["variant"] == variant}
             lines.append(f"| {variant} | " + " | ".join(
                 _cell(cells[s], sizes) if s in cells else "" for s in sets) + " |")
+    if result.get("approximate"):
+        lines += ["", "Approximate search (fm_approx.py):", ""] + fm_approx.markdown(result["approximate"])
     return "\n".join(lines)
 
 

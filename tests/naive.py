@@ -168,3 +168,71 @@ def signature_matches(data: bytes, body: str, offset: str = "*") -> bool:
     n, _, m = offset[4 if eof else 0 :].partition(",")
     lo = len(data) - int(n) if eof else int(n)
     return any(lo <= s <= lo + int(m or 0) for s in starts)
+
+
+def edit_distance_from(read: str, seq: str, start: int, longest: int) -> int:
+    """The fewest edits aligning all of read to some seq[start:end] with end - start <= longest,
+    start fixed, end free: the textbook dynamic program, one row of read per step. N matches
+    nothing."""
+    text = seq[start : start + longest]
+    row = list(range(len(text) + 1))  # read's first 0 bases against text[:j]: j deletions
+    for i, c in enumerate(read, 1):
+        new = [i]
+        for j, t in enumerate(text, 1):
+            same = c == t and c in "ACGT"
+            new.append(min(row[j - 1] + (0 if same else 1), row[j] + 1, new[j - 1] + 1))
+        row = new
+    return min(row)
+
+
+def seeded_starts(seq: str, pattern: str, errors: int) -> list[int]:
+    """The starts of seq that pigeonhole allows for pattern within `errors`: pattern cut into
+    errors + 1 pieces, each found by bytes.find; a piece at p, o bases into the pattern, allows
+    starts p - o - errors .. p - o + errors."""
+    m, pieces = len(pattern), errors + 1
+    starts = set()
+    for i in range(pieces):
+        lo, hi = i * m // pieces, (i + 1) * m // pieces
+        piece = pattern[lo:hi]
+        if set(piece) - set("ACGT"):
+            continue
+        for p in find_all_fast(seq.encode(), piece.encode()):
+            starts.update(range(max(0, p - lo - errors), min(len(seq), p - lo + errors + 1)))
+    return sorted(starts)
+
+
+def approx_hits(records, read: str, errors: int, distance: str, seeded: bool = False) -> list[tuple[str, int, str, int]]:
+    """What `seqsift search --errors E --distance D` must report for a read, by comparing at
+    every start of every record on both strands: (record, position, strand, differences),
+    sorted by differences, record order, position, strand.
+
+    hamming: every start whose window of len(read) bases has at most E mismatches. edit: every
+    start whose fewest edits over all ends is at most E, then starts within E of each other
+    (chained, same record and strand) are one place, reported at the start with the fewest
+    edits, the leftmost on ties. N, in the read or the record, matches nothing."""
+    read = read.upper()
+    hits = []
+    for k, (name, seq) in enumerate(records):
+        for strand, pattern in (("+", read), ("-", reverse_complement(read))):
+            m = len(pattern)
+            found = []
+            for s in seeded_starts(seq, pattern, errors) if seeded else range(len(seq)):
+                if distance == "hamming":
+                    if s + m > len(seq):
+                        break
+                    d = sum(1 for a, b in zip(pattern, seq[s : s + m]) if a != b or a not in "ACGT")
+                else:
+                    d = edit_distance_from(pattern, seq, s, m + errors)  # longer stretches cost more than E
+                if d <= errors:
+                    found.append((s, d))
+            if distance == "edit":  # clusters of starts within E of each other
+                clusters = []
+                for s, d in found:
+                    if clusters and s - clusters[-1][-1][0] <= errors:
+                        clusters[-1].append((s, d))
+                    else:
+                        clusters.append([(s, d)])
+                found = [min(c, key=lambda sd: (sd[1], sd[0])) for c in clusters]
+            hits += [(k, name, s, strand, d) for s, d in found]
+    hits.sort(key=lambda h: (h[4], h[0], h[2], h[3]))
+    return [(name, s, strand, d) for _, name, s, strand, d in hits]

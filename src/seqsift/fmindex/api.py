@@ -23,6 +23,15 @@ class Hit(NamedTuple):
     strand: str  # '+' or '-'
 
 
+class ApproxHit(NamedTuple):
+    """A place of an approximate search (docs/formats.md, "Approximate hits")."""
+
+    record: str
+    position: int  # 0-based, leftmost forward position of the aligned stretch
+    strand: str  # '+' or '-'
+    differences: int  # mismatches (hamming) or edits (edit)
+
+
 class FMIndex:
     """An FM-index of a DNA reference. Reads match only A, C, G and T (case-insensitive); a read
     with any other letter occurs nowhere, and no match spans two records or includes an N.
@@ -77,39 +86,70 @@ class FMIndex:
                 self._searchers[key] = Searcher(self.arrays, self.source, options)
         return self._searchers[key]
 
-    def count(self, reads: list[bytes | str], *, threads: int | None = None, backend: str = "auto") -> np.ndarray:
-        """Occurrences of each read in the reference, both strands together. threads: batches of
-        reads searched at once (None: every core); backend: "cpu", "cuda" (the GPU's search) or
-        "auto" (the CPU until the GPU's search is measured on a real GPU, docs/gpu.md)."""
+    def count(self, reads: list[bytes | str], errors: int = 0, distance: str = "edit", *, threads: int | None = None,
+              backend: str = "auto") -> np.ndarray:
+        """Occurrences of each read in the reference, both strands together; with errors > 0, its
+        places within that many differences (distance 'edit' or 'hamming'; docs/formats.md).
+        threads: batches of reads searched at once (None: every core); backend: "cpu", "cuda" (the
+        GPU's exact search; approximate seeds always run on the CPU) or "auto" (the CPU until the
+        GPU's search is measured on a real GPU, docs/gpu.md)."""
         from seqsift.backend import check_threads, resolve_unmeasured
         from seqsift.fmindex.read_search import DEFAULT_BATCH
+        from seqsift.fmindex.verify import check_errors
         from seqsift.runner import Work, ordered
 
         threads = check_threads(threads)
-        searcher = self.searcher(backend=resolve_unmeasured(backend))
+        check_errors(errors, distance)
+        backend = resolve_unmeasured(backend)
         reads = list(reads)
         batches = (encode_reads(reads[k : k + DEFAULT_BATCH]) for k in range(0, len(reads), DEFAULT_BATCH))
-        counts = list(ordered(Work(_count, lambda: searcher), batches, threads))
+        if errors:
+            job = Work(_approx_count, lambda: (self.approx_searcher(), errors, distance))
+        else:
+            job = Work(_count, lambda: self.searcher(backend=backend))
+        counts = list(ordered(job, batches, threads))
         return np.concatenate(counts) if counts else np.empty(0, np.int64)
 
-    def locate(self, reads: "list[bytes | str] | str | os.PathLike", max_hits: int = 100, *, threads: int | None = None,
-               backend: str = "auto") -> list[tuple[int, list[Hit]]]:
+    def approx_searcher(self):
+        """The approximate search over the default exact search (approx.py)."""
+        from seqsift.fmindex.approx import ApproxSearcher
+
+        if "approx" not in self._searchers:
+            self._searchers["approx"] = ApproxSearcher(self.searcher(), self.reference.starts, self.reference.lengths)
+        return self._searchers["approx"]
+
+    def locate(self, reads: "list[bytes | str] | str | os.PathLike", max_hits: int = 100, errors: int = 0,
+               distance: str = "edit", best_only: bool = False, *, threads: int | None = None,
+               backend: str = "auto") -> list[tuple[int, list]]:
         """(count, first max_hits hits in reference order) of each read: a list of sequences, or
-        the path of a FASTQ/FASTA file of reads. threads and backend as for count()."""
+        the path of a FASTQ/FASTA file of reads. With errors > 0: (count of places within that
+        many differences, first max_hits ApproxHits by differences then reference order; with
+        best_only only those with the fewest differences). threads and backend as for count()."""
         from seqsift.backend import check_threads, resolve_unmeasured
         from seqsift.fmindex.query import SearchOptions
         from seqsift.fmindex.read_search import DEFAULT_BATCH, ReadSearch, run_batch, search_reads
+        from seqsift.fmindex.verify import check_errors
         from seqsift.runner import Work
 
         threads = check_threads(threads)
         if not isinstance(max_hits, int) or max_hits < 0:
             raise UsageError(f"max_hits={max_hits!r}: give 0 (count only) or more")
-        search = ReadSearch(self, SearchOptions(), resolve_unmeasured(backend), max_hits, "hits")
+        check_errors(errors, distance)
+        search = ReadSearch(self, SearchOptions(), resolve_unmeasured(backend), max_hits, "hits", errors, distance,
+                            best_only)
         job = Work(run_batch, lambda: search)
         return [hit for hits, _ in search_reads(job, reads, DEFAULT_BATCH, threads) for hit in hits]
 
-    def locate_codes(self, codes: np.ndarray, bounds: np.ndarray, max_hits: int = 100) -> list[tuple[int, list[Hit]]]:
-        """locate() of reads already encoded (codes 0-3, 255 for other letters, and bounds)."""
+    def locate_codes(self, codes: np.ndarray, bounds: np.ndarray, max_hits: int = 100, errors: int = 0,
+                     distance: str = "edit", best_only: bool = False) -> list[tuple[int, list]]:
+        """locate() of reads already encoded (codes 0-3, 255 for other letters, and bounds), in
+        the calling thread."""
+        from seqsift.fmindex.verify import check_errors
+
+        check_errors(errors, distance)
+        if errors:
+            return self.approx_hit_lists(self.approx_searcher().hits(codes, bounds, errors, distance, max_hits,
+                                                                     best_only))
         return self.hit_lists(self.searcher().hits(codes, bounds, max_hits))
 
     def hit_lists(self, found) -> list[tuple[int, list[Hit]]]:
@@ -120,6 +160,20 @@ class FMIndex:
         o = found.offsets
         return [(int(c), hits[o[i] : o[i + 1]]) for i, c in enumerate(found.counts.tolist())]
 
+    def approx_hit_lists(self, found) -> list[tuple[int, list[ApproxHit]]]:
+        """An ApproxSearcher's hits as (count, ApproxHits) per read, positions named by record."""
+        record, position = self.reference.to_record(found.text_pos)
+        names = self.names
+        hits = [ApproxHit(names[r], p, "+-"[s], d) for r, p, s, d in
+                zip(record.tolist(), position.tolist(), found.strand.tolist(), found.differences.tolist())]
+        o = found.offsets
+        return [(int(c), hits[o[i] : o[i + 1]]) for i, c in enumerate(found.counts.tolist())]
+
 
 def _count(searcher, codes_bounds) -> np.ndarray:
     return searcher.count(*codes_bounds)
+
+
+def _approx_count(job, codes_bounds) -> np.ndarray:
+    searcher, errors, distance = job
+    return searcher.hits(*codes_bounds, errors, distance, 0).counts

@@ -2,93 +2,23 @@
 
 Independent of the FM-index: every window of the reference is hashed, each read's hash (and
 its reverse complement's) picks candidate windows, and each candidate is compared base by
-base. A result passes when its count equals the number of true occurrences on both strands
+base (windows.py). A result passes when its count equals the number of true occurrences on both strands
 and its listed hits are the first ones in reference order (as many as the run listed).
 """
 
 from __future__ import annotations
 
 import argparse
+
 import numpy as np
-from numba import njit, uint64
 
 from seqsift.errors import FormatError
+from seqsift.fmindex.windows import occurrences, windows
 from seqsift.fmindex.reference import READ_CODE, load_reference
 from seqsift.io.openers import display_name, open_decompressed
 from seqsift.io.reads import read_reads
 
-_MULT = uint64(0x9E3779B97F4A7C15)
 SHOWN = 10
-
-
-@njit(cache=True)
-def _window_hashes(text, length):
-    """Hash of every window text[i:i+length] (uint64 polynomial, wrapping)."""
-    n = text.size
-    out = np.zeros(max(n - length + 1, 0), np.uint64)
-    power = uint64(1)
-    for _ in range(length):
-        power *= _MULT
-    h = uint64(0)
-    for i in range(n):
-        h = h * _MULT + uint64(text[i])
-        if i >= length:
-            h -= power * uint64(text[i - length])
-        if i >= length - 1:
-            out[i - length + 1] = h
-    return out
-
-
-def _windows(text: np.ndarray, clean: np.ndarray, length: int) -> tuple[np.ndarray, np.ndarray]:
-    """(sorted hashes, window starts in that order) of the windows made only of A, C, G, T."""
-    hashes = _window_hashes(text, length)
-    ok = np.flatnonzero(clean[length:] == clean[:-length])
-    order = ok[np.argsort(hashes[ok], kind="stable")]
-    return hashes[order], order
-
-
-@njit(cache=True)
-def _row_hashes(patterns):
-    """The window hash of each row (the same polynomial as _window_hashes)."""
-    out = np.zeros(patterns.shape[0], np.uint64)
-    for r in range(patterns.shape[0]):
-        h = uint64(0)
-        for x in patterns[r]:
-            h = h * _MULT + uint64(x)
-        out[r] = h
-    return out
-
-
-@njit(cache=True)
-def _confirm(text, order, patterns, lo, hi, starts, rows):
-    """Compare every hash candidate with its pattern base by base; the true ones go to
-    starts/rows. Returns how many."""
-    found = 0
-    length = patterns.shape[1]
-    for r in range(patterns.shape[0]):
-        for k in range(lo[r], hi[r]):
-            p = order[k]
-            same = True
-            for i in range(length):
-                if text[p + i] != patterns[r, i]:
-                    same = False
-                    break
-            if same:
-                starts[found] = p
-                rows[found] = r
-                found += 1
-    return found
-
-
-def _occurrences(text, windows, patterns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(text start, pattern row) of every window equal to a row of patterns (text codes)."""
-    hashes, order = windows
-    h = _row_hashes(patterns)
-    lo, hi = np.searchsorted(hashes, h, "left"), np.searchsorted(hashes, h, "right")
-    size = int((hi - lo).sum())
-    starts, rows = np.empty(size, np.int64), np.empty(size, np.int64)
-    found = _confirm(text, order, patterns, lo, hi, starts, rows)
-    return starts[:found], rows[:found]
 
 
 def check(reference_path, results_path, reads_path) -> tuple[int, list[tuple[int, str]]]:
@@ -136,11 +66,11 @@ def _true_hits(reference, clean, length: int, reads: list[np.ndarray]) -> list[l
     if not length:
         return [[] for _ in reads]
     text = reference.text
-    windows = _windows(text, clean, length)
+    table = windows(text, clean, length)
     codes = np.stack(reads)
     starts, rows, strands = [], [], []
     for strand, patterns in ((0, codes + 2), (1, 5 - codes[:, ::-1])):
-        s, r = _occurrences(text, windows, np.ascontiguousarray(patterns, np.uint8))
+        s, r = occurrences(text, table, np.ascontiguousarray(patterns, np.uint8))
         starts.append(s)
         rows.append(r)
         strands.append(np.full(s.size, strand, np.int64))
@@ -194,6 +124,10 @@ def add_parser(sub, parent) -> None:
     p.add_argument("reference", help="the FASTA reference the index was built from")
     p.add_argument("results", help="TSV output of `seqsift search`")
     p.add_argument("reads", help="the reads file that was searched (the results name reads, not their bases)")
+    p.add_argument("-e", "--errors", type=int, default=0, metavar="E",
+                   help="the results are of `seqsift search --errors E`: verify them as such (default %(default)s)")
+    p.add_argument("--distance", choices=("edit", "hamming"), default="edit",
+                   help="the --distance the search ran with (default %(default)s)")
     p.set_defaults(run=run)
 
 
@@ -202,7 +136,14 @@ def run(args: argparse.Namespace) -> int:
 
     from seqsift.options import EXIT_OK, EXIT_WRONG
 
-    checked, problems = check(args.reference, args.results, args.reads)
+    if args.errors:
+        from seqsift.fmindex import check_approx
+        from seqsift.fmindex.verify import check_errors
+
+        check_errors(args.errors, args.distance)
+        checked, problems = check_approx.check(args.reference, args.results, args.reads, args.errors, args.distance)
+    else:
+        checked, problems = check(args.reference, args.results, args.reads)
     if problems:
         shown = [text for _, text in problems[:SHOWN]]
         sys.stdout.write("".join(text + "\n" for text in shown))

@@ -19,23 +19,27 @@ from seqsift.runner import Work
 DEFAULT_PARTITION = DEFAULT_BATCH  # reads per Dask task
 
 
-def load(paths: tuple[str, ...], options: SearchOptions, backend: str, max_hits: int, fmt: str) -> ReadSearch:
+def load(paths: tuple[str, ...], options: SearchOptions, backend: str, max_hits: int, fmt: str, errors: int = 0,
+         distance: str = "edit", best_only: bool = False) -> ReadSearch:
     """A worker's ReadSearch over the index file (memory-mapped) at paths[0]."""
-    return ReadSearch(FMIndex.load(paths[0]), options, resolve_unmeasured(backend), max_hits, fmt)
+    return ReadSearch(FMIndex.load(paths[0]), options, resolve_unmeasured(backend), max_hits, fmt, errors, distance,
+                      best_only)
 
 
-def from_index(index: FMIndex, options: SearchOptions, backend: str, max_hits: int, fmt: str) -> ReadSearch:
+def from_index(index: FMIndex, options: SearchOptions, backend: str, max_hits: int, fmt: str, errors: int = 0,
+               distance: str = "edit", best_only: bool = False) -> ReadSearch:
     """A worker's ReadSearch over an FMIndex sent in memory."""
-    return ReadSearch(index, options, resolve_unmeasured(backend), max_hits, fmt)
+    return ReadSearch(index, options, resolve_unmeasured(backend), max_hits, fmt, errors, distance, best_only)
 
 
 def work(index: FMIndex, options: SearchOptions, backend: str, max_hits: int, fmt: str,
-         path: str | os.PathLike | None = None) -> Work:
-    """The search of each batch: here with index, on workers from the .ssx at path (or, without
-    one, from the index itself, broadcast). The backend's name is checked here; where it runs,
-    by whoever runs it."""
+         path: str | os.PathLike | None = None, errors: int = 0, distance: str = "edit",
+         best_only: bool = False) -> Work:
+    """The search of each batch (approximate when errors > 0): here with index, on workers from
+    the .ssx at path (or, without one, from the index itself, broadcast). The backend's name is
+    checked here; where it runs, by whoever runs it."""
     check_backend(backend)
-    args = (options, backend, max_hits, fmt)
+    args = (options, backend, max_hits, fmt, errors, distance, best_only)
     if path is not None:
         share = lambda client: distributed.share_files(client, load, [os.fspath(path)], args)  # noqa: E731
     else:

@@ -13,6 +13,8 @@ from seqsift.errors import UsageError
 from seqsift.options import EXIT_OK, add_dask_options, dask_run, positive_int, warn
 from seqsift.fmindex.query import SHORTCUTS, SearchOptions
 
+MAX_ERRORS = 16  # verify.MAX_ERRORS, without importing the kernels for `seqsift --help`
+
 BATCH_READS = 1 << 16  # reads a batch (read_search.DEFAULT_BATCH)
 
 
@@ -46,6 +48,16 @@ def add_parser(sub, parent: argparse.ArgumentParser) -> None:
     p.add_argument("--max-hits", type=int, default=100,
                    help="hits listed per read, the first in reference order; the count stays exact; 0 counts "
                    "without locating (default %(default)s)")
+    a = p.add_argument_group("approximate search (docs/formats.md, \"Approximate hits\")")
+    a.add_argument("-e", "--errors", type=int, default=0, metavar="E",
+                   help="list every place within E mismatches or edits, both strands: TSV hits become "
+                   "record:position:strand:differences sorted by differences, then reference order; SAM records "
+                   "carry CIGAR, NM and MD; reads must be longer than E; 0 is the exact search (default %(default)s)")
+    a.add_argument("--distance", choices=("edit", "hamming"), default="edit",
+                   help="edit: substitutions, insertions and deletions, places whose starts lie within E of each "
+                   "other reported once; hamming: substitutions only (default %(default)s)")
+    a.add_argument("--best-only", action="store_true",
+                   help="list only the hits with the read's fewest differences (the count still covers all within E)")
     g = p.add_argument_group("optimizations (for the ablation benchmark; the defaults are the fastest measured)")
     g.add_argument("--no-kmer-table", action="store_true", help="search every base instead of looking up the last k")
     g.add_argument("--shortcut", choices=sorted(SHORTCUTS), default="verify",
@@ -97,11 +109,14 @@ def run_search(args: argparse.Namespace) -> int:
         raise UsageError(f"--max-hits {args.max_hits}: give 0 (count only) or more")
     if args.format == "sam" and args.max_hits == 0:
         raise UsageError("--format sam needs positions: give --max-hits 1 or more")
+    if not 0 <= args.errors <= MAX_ERRORS:
+        raise UsageError(f"--errors {args.errors}: give 0 to {MAX_ERRORS}")
     index = FMIndex.load(args.index)  # checked here whatever runs the batches: a bad index fails at once
     check_readable(args.reads)
     options = SearchOptions(kmer_table=not args.no_kmer_table, shortcut=args.shortcut, width=args.interleave,
                             verify_rows=args.verify_rows)
-    job = cluster.work(index, options, args.backend, args.max_hits, args.format, path=args.index)
+    job = cluster.work(index, options, args.backend, args.max_hits, args.format, path=args.index, errors=args.errors,
+                       distance=args.distance, best_only=args.best_only)
     with contextlib.ExitStack() as stack:
         client, progress = stack.enter_context(dask_run(args)) if args.dask else (None, None)
         results = search_reads(job, args.reads, args.partition or args.batch_reads, args.threads, client,

@@ -43,13 +43,19 @@ for _a, _b in (b"AT", b"TA", b"CG", b"GC"):
     _COMP[_a] = _b
 
 
+def mapping_qualities(counts: np.ndarray) -> np.ndarray:
+    """MAPQ of a read with `count` places, as bwa gives it: 60 for a unique read, 0 for a read with
+    several (so `samtools view -q 1` keeps the unique ones)."""
+    return np.where(counts == 1, 60, 0).astype(np.int64)
+
+
 def sam(batch: ReadBatch, found: BatchHits, record: np.ndarray, position: np.ndarray,
         names: tuple[np.ndarray, np.ndarray]) -> bytes:
     """MAPQ as bwa gives it: 60 for a read with one site, 0 for a read with several equally good
     ones (so `samtools view -q 1` keeps unique reads only). The primary of a multi-site read is one
     of its listed sites picked by a hash of the read's name (a fixed seed: the same at any -t)."""
     counts = found.counts
-    mapqs = np.where(counts == 1, 60, 0).astype(np.int64)
+    mapqs = mapping_qualities(counts)
     longest = int(np.diff(names[1]).max())
     lengths = np.diff(batch.bounds)
     records = np.maximum(np.diff(found.offsets), 1)

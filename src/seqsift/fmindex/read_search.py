@@ -25,7 +25,8 @@ class ReadSearch:
     call from several threads at once. fmt: "tsv" or
     "sam" gives the output text of each batch; "hits" gives FMIndex.locate's (count, hits) list."""
 
-    def __init__(self, index, options: SearchOptions, backend: str, max_hits: int, fmt: str):
+    def __init__(self, index, options: SearchOptions, backend: str, max_hits: int, fmt: str, errors: int = 0,
+                 distance: str = "edit", best_only: bool = False):
         if fmt not in FORMATS:
             raise ValueError(f"fmt {fmt!r} is not one of {FORMATS}")
         self.index = index
@@ -34,15 +35,38 @@ class ReadSearch:
         self.fmt = fmt
         self.write = sam if fmt == "sam" else tsv
         self.names = name_table(index.names) if fmt != "hits" else None
+        self.errors, self.distance, self.best_only = errors, distance, best_only
+        if errors:  # approximate search: seeds through the CPU search, whatever the backend
+            from seqsift.fmindex.approx import ApproxSearcher
+
+            self.approx = ApproxSearcher(index.searcher(options), index.reference.starts, index.reference.lengths)
 
     def __call__(self, batch: ReadBatch) -> tuple[bytes | list, bool]:
         """(the batch's output text, or its hit lists; whether any read matched)."""
+        if self.errors:
+            return self._approximate(batch)
         found = self.searcher.hits(batch.codes, batch.bounds, self.max_hits)
         matched = bool(found.counts.any())
         if self.fmt == "hits":
             return self.index.hit_lists(found), matched
         record, position = self.index.reference.to_record(found.text_pos)
         return self.write(batch, found, record, position, self.names), matched
+
+    def _approximate(self, batch) -> tuple[bytes | list, bool]:
+        from seqsift.fmindex import approx_output
+
+        found = self.approx.hits(batch.codes, batch.bounds, self.errors, self.distance, self.max_hits, self.best_only,
+                                 getattr(batch, "name", None))
+        matched = bool(found.counts.any())
+        if self.fmt == "hits":
+            return self.index.approx_hit_lists(found), matched
+        record, position = self.index.reference.to_record(found.text_pos)
+        if self.fmt == "sam":
+            text = approx_output.sam(batch, found, record, position, [n.encode() for n in self.index.names],
+                                     self.approx.reach, self.errors, self.distance)
+        else:
+            text = approx_output.tsv(batch, found, record, position, self.names)
+        return text, matched
 
 
 class Encoded(NamedTuple):

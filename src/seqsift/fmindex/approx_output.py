@@ -1,0 +1,68 @@
+"""Approximate search results as bytes (docs/formats.md, "Approximate hits").
+
+TSV: read_id<TAB>count<TAB>hits, each hit record:position:strand:differences, joined by ','
+('-' when none are listed). SAM: the listed hits, the first (fewest differences) primary, the
+others secondary, each with its CIGAR (M, I, D), NM and MD; unmatched reads as unmapped records.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from seqsift.fmindex.approx import ApproxHits
+from seqsift.fmindex.output import mapping_qualities
+from seqsift.fmindex.verify import Reach, align
+from seqsift.io.reads import ReadBatch
+from seqsift.precompiled import Kernel
+
+_FORMAT_TSV = Kernel("seqsift.fmindex._approx_output_cpu", "format_approx_tsv",
+                     "uint8[:] int64[:] int64[:] int64[:] int64[:] int64[:] int64[:] int64[:] int64[:] uint8[:] int64[:] "
+                     "uint8[:]", results=1)
+_COMP = bytes.maketrans(b"ACGTacgt", b"TGCAtgca")
+
+
+def _name(batch: ReadBatch, i: int) -> bytes:
+    return batch.raw[batch.name_lo[i] : batch.name_hi[i]].tobytes()
+
+
+def tsv(batch: ReadBatch, found: ApproxHits, record: np.ndarray, position: np.ndarray,
+        names: tuple[np.ndarray, np.ndarray]) -> bytes:
+    """names: output.name_table's record names (bytes and offsets)."""
+    longest = int(np.diff(names[1]).max())
+    size = int((batch.name_hi - batch.name_lo).sum()) + 24 * len(batch) + found.text_pos.size * (longest + 48)
+    out = np.empty(size, np.uint8)
+    used = _FORMAT_TSV(batch.raw, batch.name_lo, batch.name_hi, found.counts, found.offsets, record, position,
+                       found.strand, found.differences, names[0], names[1], out)
+    return out[:used].tobytes()
+
+
+def sam(batch: ReadBatch, found: ApproxHits, record: np.ndarray, position: np.ndarray, names: list[bytes],
+        reach: Reach, errors: int, distance: str) -> bytes:
+    """MAPQ as the exact search's (output.mapping_qualities) from the count of places; names:
+    the record names as bytes."""
+    mapqs = mapping_qualities(found.counts).tolist()
+    o = found.offsets.tolist()
+    out = []
+    for i, count in enumerate(found.counts.tolist()):
+        lo, hi = int(batch.bounds[i]), int(batch.bounds[i + 1])
+        seq = batch.seq[lo:hi].tobytes()
+        qual = batch.raw[batch.qual_lo[i] : batch.qual_lo[i] + hi - lo].tobytes() if batch.qual_lo[i] >= 0 else b"*"
+        name = _name(batch, i)
+        if o[i] == o[i + 1]:
+            out.append(b"%s\t4\t*\t0\t0\t*\t*\t0\t0\t%s\t%s\tX0:i:%d\n" % (name, seq or b"*", qual or b"*", count))
+            continue
+        listed = o[i + 1] - o[i]
+        for k, h in enumerate(range(o[i], o[i + 1])):
+            strand = int(found.strand[h])
+            a = align(reach, batch.codes[lo:hi], strand, int(found.text_pos[h]), int(record[h]), errors, distance)
+            flag = (16 if strand else 0) | (256 if k else 0)
+            if k:
+                body = b"*\t*"
+            elif strand:
+                body = b"%s\t%s" % (seq.translate(_COMP)[::-1], qual[::-1] if qual != b"*" else qual)
+            else:
+                body = b"%s\t%s" % (seq, qual)
+            out.append(b"%s\t%d\t%s\t%d\t%d\t%s\t*\t0\t0\t%s\tNM:i:%d\tMD:Z:%s\tNH:i:%d\tHI:i:%d\tX0:i:%d\n"
+                       % (name, flag, names[record[h]], position[h] + 1, mapqs[i], a.cigar.encode(), body, a.nm,
+                          a.md.encode(), listed, k + 1, count))
+    return b"".join(out)
