@@ -10,6 +10,8 @@ from seqsift.alignment import scoring as scorings
 from seqsift.alignment import cluster
 from seqsift.alignment.cluster import QUERIES_PER_PARTITION
 from seqsift.alignment.report import DEFAULT_EVALUE
+from seqsift.alignment.sam import BothStrands
+from seqsift.alignment.sam import reads as sam_reads
 from seqsift.errors import UsageError
 from seqsift.options import EXIT_OK, add_dask_options, dask_run, positive_int
 
@@ -37,7 +39,8 @@ def add_parser(sub, parent: argparse.ArgumentParser) -> None:
     p.add_argument("--gap-extend", type=int, help="default 1 with a matrix, 2 with --dna")
     p.add_argument("--outfmt", default="6", help="'6' BLAST tabular, '6 qseqid sseqid score ...' chosen columns "
                    f"({', '.join(sorted(COLUMNS))}; 'std' stands for the 12 of '6'), '7' the same with BLAST's "
-                   "comment lines per query, 'pair' readable alignments, 'sam' (DNA)")
+                   "comment lines per query, 'pair' readable alignments, 'sam' (DNA reads on both strands, "
+                   "with their qualities and a MAPQ; --evalue does not apply)")
     p.add_argument("--evalue", type=float, default=DEFAULT_EVALUE, metavar="E",
                    help="report only hits with an e-value of at most E, as blastp's -evalue (default %(default)g); "
                    "hits without known statistics (DNA, a matrix file) are all kept")
@@ -96,7 +99,10 @@ def run(args: argparse.Namespace) -> int:
     scoring = scoring_from(args)
     if fmt == "sam" and not scoring.is_dna:
         raise UsageError("--outfmt sam is for DNA: add --dna")
-    queries = (record for batch in record_batches(args.queries) for record in batch)
+    if fmt == "sam" and args.dask:
+        raise UsageError("--outfmt sam runs on this machine: drop --dask")
+    both = BothStrands(sam_reads(args.queries), args.top) if fmt == "sam" else None
+    queries = both.queries() if both else (record for batch in record_batches(args.queries) for record in batch)
     with contextlib.ExitStack() as stack:
         database = stack.enter_context(spooled_stdin(args.database))  # read once per query batch
         parts = DatabaseParts(database, scoring, args.db_batch or DATABASE_RESIDUES)
@@ -115,15 +121,26 @@ def run(args: argparse.Namespace) -> int:
             progress = Progress("align", None, enabled=not args.quiet, unit=" queries")
             stack.callback(progress.close)
             report = ReportFormat(scoring, fmt, columns, args.evalue, args.database)
-            found = search(queries, parts, args.top, args.mode, resolve_unmeasured(args.backend), args.threads,
+            top = args.top + 1 if both else args.top  # SAM: a second best for MAPQ
+            found = search(queries, parts, top, args.mode, resolve_unmeasured(args.backend), args.threads,
                            args.query_batch or QUERY_RESIDUES)
-            texts = (_reported(report, hits, parts, progress) for hits in found)
+            if both:
+                texts = both.records(_counted(found, progress))
+            else:
+                texts = (_reported(report, hits, parts, progress) for hits in found)
         out = stack.enter_context(open_output(args.output, sam=fmt == "sam"))
         if fmt == "sam":
             out.write(sam_header(names, lengths, Provenance(resolve_unmeasured(args.backend))))
         for text in texts:
             out.write(text)
     return EXIT_OK
+
+
+def _counted(found, progress):
+    """found as it is, each read (two searches: both strands) counted on the progress bar."""
+    for k, result in enumerate(found):
+        progress.advance(k % 2)
+        yield result
 
 
 def _reported(report, found, parts, progress) -> bytes:

@@ -1,4 +1,4 @@
-"""Queries in, report out: the BLAST tabular, readable-pair and SAM formatters of `seqsift align`
+"""Queries in, report out: the BLAST tabular and readable-pair formatters of `seqsift align`
 (`ReportFormat`), and what every database search runs on each part of its queries (`AlignReport`,
 called by cluster.run_queries), on this machine or on a Dask worker."""
 
@@ -20,9 +20,10 @@ FIELD_NAMES = {"qseqid": "query id", "sseqid": "subject id", "pident": "% identi
 
 class ReportFormat:
     """One report form: '6' (BLAST tabular with `columns`), '7' (the same with BLAST's comment
-    lines per query), 'pair' or 'sam'. Hits whose e-value is above `evalue` are left out, as by
-    blastp's -evalue; where the scoring has no known statistics (DNA, a matrix file, gap costs
-    BLAST has no parameters for) evalue and bitscore print as NA and every hit is kept."""
+    lines per query) or 'pair' (SAM, on both strands, is sam.py's). Hits whose e-value is above
+    `evalue` are left out, as by blastp's -evalue; where the scoring has no known statistics (DNA,
+    a matrix file, gap costs BLAST has no parameters for) evalue and bitscore print as NA and
+    every hit is kept."""
 
     def __init__(self, scoring: scorings.Scoring, fmt: str, columns: list[str], evalue: float = DEFAULT_EVALUE,
                  database: str | None = None):
@@ -45,10 +46,7 @@ class ReportFormat:
             head += [f"# Database: {self.database}"] if self.database else []
             head += [f"# Fields: {', '.join(FIELD_NAMES[c] for c in self.columns)}"] if kept else []
             return "\n".join(head + [f"# {len(kept)} hits found"]) + "\n" + rows
-        hits = [h for h, _ in kept]
-        if self.fmt == "pair":
-            return "".join(_pair(name, h, self.scoring) for h in hits)
-        return "".join(_sam(name, seq, h) for h in hits)
+        return "".join(_pair(name, h, self.scoring) for h, _ in kept)
 
     def _statistics(self, qlen: int, hit: DatabaseHit, residues: int) -> tuple[float, float] | None:
         """(e-value, bit score) of a hit, None where the scoring's statistics are unknown."""
@@ -60,7 +58,7 @@ class ReportFormat:
 
 class AlignReport:
     """One database, one scoring and report form; safe to call from several threads at once.
-    fmt: "6" (BLAST tabular, with columns), "pair" or "sam" gives text; "hits" gives each query's
+    fmt: "6" or "7" (BLAST tabular, with columns) or "pair" gives text; "hits" gives each query's
     DatabaseHit list, as search_database does."""
 
     def __init__(self, db: Database, scoring: scorings.Scoring, top: int, mode: str, fmt: str, columns: list[str],
@@ -112,11 +110,3 @@ def _pair(qname: str, hit: DatabaseHit, scoring: scorings.Scoring) -> str:
         lines += [f"Query  {qi + 1:>8}  {qa}  {qi + q_used}", f"{'':17}{ml}", f"Target {ti + 1:>8}  {ta}  {ti + t_used}", ""]
         qi, ti = qi + q_used, ti + t_used
     return "\n".join(lines) + "\n"
-
-
-def _sam(qname: str, seq: bytes, hit: DatabaseHit) -> str:
-    a = hit.alignment
-    if not a.length:
-        return ""
-    clip = (f"{a.query_start}S" if a.query_start else "") + a.cigar + (f"{len(seq) - a.query_end}S" if a.query_end < len(seq) else "")
-    return f"{qname}\t0\t{hit.name}\t{a.target_start + 1}\t255\t{clip}\t*\t0\t0\t{seq.decode()}\t*\tAS:i:{hit.score}\n"
