@@ -112,7 +112,7 @@ def test_recursive_walk_follows_the_scan_rules(tree, capsysbinary, monkeypatch):
     assert out == "".join(f"{p}\t{c}\n" for p, c in sorted(want))
     monkeypatch.chdir(tmp_path / "top")
     code, out, _ = run(capsysbinary, "-r", "-l", "aa")  # no FILE with -r: the current directory
-    assert out == "".join(f"./{n[4:]}\n" for n in sorted(files) if naive.find_all(files[n], b"aa"))
+    assert out == "".join(f"{n[4:]}\n" for n in sorted(files) if naive.find_all(files[n], b"aa"))  # as grep -r
     code, _, err = run(capsysbinary, "b", str(tmp_path / "top"))
     assert code == 2 and "top" in err  # a directory without -r is an error, named
 

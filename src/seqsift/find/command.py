@@ -111,6 +111,8 @@ def run(args: argparse.Namespace) -> int:
             sys.stderr.write(f"seqsift find: {path}: {why}\n")
 
         readable = [path for path, _ in walk(files, True, report)]
+        if not args.files:  # grep -r without a FILE names the files under . without "./"
+            readable = [path[2:] if path.startswith("./") else path for path in readable]
     else:
         for path in files:
             try:
