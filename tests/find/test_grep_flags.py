@@ -131,3 +131,22 @@ def test_a_missing_pattern_or_pattern_file_is_a_usage_error(tmp_path, capsysbina
     empty.write_text("\n\n")
     code, _, err = run(capsysbinary, "-f", str(empty), str(empty))
     assert code == 2 and "no pattern" in err
+
+
+@pytest.mark.parametrize("scan_from", [3, 99])  # through the scan engine, and one search per pattern
+def test_counts_and_listings_of_several_patterns(tree, capsysbinary, monkeypatch, scan_from):
+    from seqsift.find import command
+
+    monkeypatch.setattr(command, "SCAN_FROM", scan_from)
+    tmp_path, files = tree
+    patterns = [b"ab", b"bA", b"a\nB", b"AAa", b"b"]  # overlapping each other, one a single byte
+    names = sorted(files)
+    paths = [str(tmp_path / n) for n in names]
+    flags = [arg for p in patterns for arg in ("-e", p.decode())]
+    code, out, _ = run(capsysbinary, "-c", *flags, *paths)
+    counts = [sum(len(naive.find_all(files[n], p)) for p in patterns) for n in names]
+    assert code == 0 and out == "".join(f"{p}\t{c}\n" for p, c in zip(paths, counts))
+    code, out, _ = run(capsysbinary, "-L", *flags, *paths)
+    assert out == "".join(f"{p}\n" for p, c in zip(paths, counts) if c == 0)
+    code, out, _ = run(capsysbinary, "-l", *flags, *paths)
+    assert out == "".join(f"{p}\n" for p, c in zip(paths, counts) if c > 0)

@@ -19,6 +19,11 @@ from seqsift.options import EXIT_ERROR, EXIT_FOUND, EXIT_NONE, add_dask_options,
 from seqsift.progress import Progress
 from seqsift.runner import by_source
 
+# From this many patterns, -c, -l and -L run the scan engine once (filter, then verify) instead of
+# one search per pattern: on 32 MiB of text, one thread, 2026-12-01, each further pattern cost
+# ~65 ms searched alone while a scan of 2 to 200 patterns took ~0.1 s.
+SCAN_FROM = 3
+
 
 def add_parser(sub, parent: argparse.ArgumentParser) -> None:
     p = sub.add_parser(
@@ -139,6 +144,8 @@ def run(args: argparse.Namespace) -> int:
             results = _records(args, jobs[0], readable, progress, count_only)
         elif args.dask:
             results = _on_cluster(args, patterns[0], readable, count_only)
+        elif len(jobs) >= SCAN_FROM and count_only and not args.ignore_case:
+            results = _counts_by_scan(args, patterns, readable, stack)
         elif len(jobs) > 1:
             results = _several(jobs, readable, count_only, progress.advance, stack)
         else:
@@ -148,6 +155,20 @@ def run(args: argparse.Namespace) -> int:
     if found and not args.quiet and args.output:
         warn(args, f"results written to {args.output}")
     return EXIT_ERROR if failed else EXIT_FOUND if found else EXIT_NONE
+
+
+def _counts_by_scan(args: argparse.Namespace, patterns: list[bytes], paths: list[str], stack: contextlib.ExitStack):
+    """(path, [its count of occurrences of every pattern]) per path for -c, -l and -L with several
+    patterns: one pass of the scan engine's filter and verification over each file, every
+    pattern a signature of its bytes (the counts are exact, overlapping occurrences included)."""
+    from seqsift.scan.api import scan
+
+    sources = [stack.enter_context(spooled_stdin(path)) for path in paths]
+    results = scan(sources, [p.hex() for p in patterns], backend=args.backend, threads=args.threads)
+    for path, result in zip(paths, results):
+        if result.error:
+            raise InputError(path, result.error)
+        yield path, [sum(m.count for m in result.matches)]
 
 
 def _several(jobs: list[FindJob], paths: list[str], count_only: bool, progress, stack: contextlib.ExitStack):
