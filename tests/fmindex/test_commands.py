@@ -291,3 +291,14 @@ def test_index_help_names_the_default_output(capsys):
     assert "REF.fa.gz -> REF.ssx" in help_text and "standard output" not in help_text
     assert main(["search", "--help"]) == 0  # the other commands keep the shared -o
     assert "write results to FILE (default: standard output)" in " ".join(capsys.readouterr().out.split())
+
+
+def test_the_primary_pick_is_one_function_of_the_name(rng):
+    """output.primary_of (approximate SAM) picks as the compiled exact formatter (checked against
+    naive.sam_primary in test_sam_output_is_valid_and_complete) does, and spreads over the sites."""
+    from seqsift.fmindex.output import primary_of
+
+    names = [f"read{int(k)}/{int(rng.integers(1, 3))}" for k in rng.integers(0, 10**9, 300)]
+    picks = [primary_of(n.encode(), 3) for n in names]
+    assert picks == [naive.sam_primary(n, 3) for n in names]
+    assert {0, 1, 2} <= set(picks) and primary_of(b"x", 1) == 0

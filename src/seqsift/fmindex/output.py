@@ -43,6 +43,16 @@ for _a, _b in (b"AT", b"TA", b"CG", b"GC"):
     _COMP[_a] = _b
 
 
+def primary_of(name: bytes, sites: int) -> int:
+    """Which of a read's equally good sites is its primary, as the compiled SAM formatter picks it
+    (_output_cpu._pick: FNV-1a of the name from its seeded basis, modulo the sites; the constants
+    are repeated here so that this module does not import Numba)."""
+    h = 0xCBF29CE484222325 ^ 0x5EED5EED
+    for byte in name:
+        h = ((h ^ byte) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    return h % sites if sites > 1 else 0
+
+
 def mapping_qualities(counts: np.ndarray) -> np.ndarray:
     """MAPQ of a read with `count` places, as bwa gives it: 60 for a unique read, 0 for a read with
     several (so `samtools view -q 1` keeps the unique ones)."""
