@@ -2,7 +2,8 @@
 
 TSV: read_id<TAB>count<TAB>hits, each hit record:position:strand:differences, joined by ','
 ('-' when none are listed). SAM: the listed hits, one of those with the fewest differences
-primary (a seeded pick, as the exact search's), the others secondary, each with its CIGAR (M, I, D), NM and MD; unmatched reads as unmapped records.
+primary (a seeded pick, as the exact search's), the others secondary, each with its CIGAR
+(M, I, D), NM and MD; unmatched reads as unmapped records.
 """
 
 from __future__ import annotations
