@@ -142,14 +142,19 @@ def test_scan_is_the_same_as_one_machine(tmp_path, client, rng):
 
 
 # -- FM-index search -----------------------------------------------------------------------------
-@pytest.mark.parametrize("form", ["tsv", "sam", "tsv from a plain file"])
+@pytest.mark.parametrize("form", ["tsv", "sam", "tsv from a plain file", "tsv within 2 edits",
+                                  "sam within 2 mismatches"])
 def test_search_command_is_byte_identical(tmp_path, client, lambda_index, form):
     reads = str(data_file("lambda_reads_1.fq.gz"))
+    extra = []
     if form == "tsv from a plain file":  # blocks travel as (path, offset, length), read by the workers
         plain = tmp_path / "reads.fq"
         plain.write_bytes(gzip.decompress(open(reads, "rb").read()))
         reads, form = str(plain), "tsv"
-    local, dask = both(tmp_path, ["search", str(lambda_index), reads, "--format", form, "--partition", "30"],
+    elif " within " in form:  # the approximate search, its ReadSearch made on each worker
+        form, _, errors, kind = form.split()
+        extra = ["--errors", errors, "--distance", "edit" if kind == "edits" else "hamming"]
+    local, dask = both(tmp_path, ["search", str(lambda_index), reads, "--format", form, "--partition", "30", *extra],
                        client.scheduler.address)
     if form == "sam":  # the @PG line holds the command line, which differs by --dask
         local = (local[0], b"\n".join(line for line in local[1].split(b"\n") if not line.startswith(b"@PG")))
