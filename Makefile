@@ -64,7 +64,7 @@ test-gpu: $(VENV)/.installed-test $(VENV)/.kernels
 
 # The peers the benchmarks compare against, from Debian (run as root, once).
 bench-peers:
-	apt-get install -y ripgrep grep bwa bowtie2 minimap2 samtools parasail ssw-align clamav
+	apt-get install -y ripgrep grep bwa bowtie2 minimap2 samtools parasail ssw-align clamav ncbi-blast+
 
 bench: $(VENV)/.installed-bench $(VENV)/.kernels
 	$(BIN)/python benchmarks/bench_find.py
@@ -73,6 +73,7 @@ bench: $(VENV)/.installed-bench $(VENV)/.kernels
 	$(BIN)/python benchmarks/bench_map.py
 	$(BIN)/python benchmarks/bench_scan.py
 	$(BIN)/python benchmarks/bench_dask.py
+	$(BIN)/python benchmarks/blast_statistics.py
 
 clean:
 	rm -rf $(VENV) build src/*.egg-info bench-data

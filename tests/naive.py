@@ -79,6 +79,15 @@ def dna_hits(records, read: str) -> list[tuple[str, int, str]]:
     return record_hits(records, read, revcomp=True)
 
 
+def sam_primary(name: str, sites: int) -> int:
+    """Which of a read's listed sites search's SAM makes primary: FNV-1a (64 bits) of the name,
+    from the offset basis mixed with the fixed seed, modulo the number of sites."""
+    h = 0xCBF29CE484222325 ^ 0x5EED5EED
+    for byte in name.encode():
+        h = ((h ^ byte) * 0x100000001B3) % 2**64
+    return h % sites if sites > 1 else 0
+
+
 def alignment_score(q: str, t: str, score, gap_open: int, gap_extend: int, mode: str = "local") -> int:
     """Gotoh's recurrences written out with full matrices (O(mn) memory): the oracle for every
     alignment kernel. score(a, b) gives the substitution score of two letters; a gap of L costs

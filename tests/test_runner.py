@@ -159,7 +159,7 @@ def entry_points(small):
         "scan": lambda **kw: seqsift.scan([b"ACGT"], ["4143"], **kw),
         "FMIndex.count": lambda **kw: index.count(["ACGT"], **kw),
         "FMIndex.locate": lambda **kw: index.locate(["ACGT"], **kw),
-        "align": lambda **kw: seqsift.align("ACGT", "ACGA", **kw),
+        "align": lambda **kw: seqsift.align("ACGT", "ACGA", "dna", **kw),
         "align_pairs": lambda **kw: align_pairs(["ACGT"], ["ACGA"], **kw),
         "search_database": lambda **kw: search_database(["ACGT"], db, **kw),
         # the Dask functions check before they touch the client

@@ -1,7 +1,8 @@
 """The `seqsift` command: one subcommand per engine, one place that maps errors to exit codes.
 
-Exit status: each command's own for its results (options.py: grep's 0 found / 1 none for find and
-search, clamscan's 0 clean / 1 found for scan), 2 usage or input error, 130 interrupted.
+Exit status: each command's own for its results (options.py: grep's 0 found / 1 none for find,
+clamscan's 0 clean / 1 found for scan, bwa's 0 for search whether or not a read matched), 2 usage
+or input error, 130 interrupted.
 """
 
 from __future__ import annotations
@@ -43,7 +44,18 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     modules = [COMMANDS[command]] if command in COMMANDS else dict.fromkeys(COMMANDS.values())
     for module in modules:
         importlib.import_module(module).add_parser(sub, parent)
+    parser.commands = sub.choices  # each subcommand's parser, for its own usage line on an error
     return parser
+
+
+def parse(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace:
+    """argparse leaves arguments no subcommand knows to the top-level parser, whose message
+    shows `seqsift [-h] [--version] COMMAND ...`; the subcommand's parser reports them instead,
+    with its own usage line, as for any other mistake in its options."""
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:
+        parser.commands[args.command].error(f"unrecognized arguments: {' '.join(unknown)}")
+    return args
 
 
 def _no_blas_threads() -> None:
@@ -59,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     parser = build_parser(argv[0] if argv else None)
     try:
-        args = parser.parse_args(argv)
+        args = parse(parser, argv)
     except SystemExit as exc:  # argparse: --help/--version exit 0, usage errors exit 2
         return int(exc.code or 0)
     try:

@@ -15,12 +15,13 @@ from typing import Any, Callable, Iterator
 
 from seqsift import backend as backends
 
-# Exit codes. Two conventions meet here, each that of the tool a command stands in for:
-# grep's for the searches (find, search): 0 something matched, 1 nothing did;
-# clamscan's for scan: 0 nothing found, 1 a signature matched. Every command: 2 on an error.
-EXIT_OK = 0  # done (index, align, simulate, stats, lab, demo; check found every result right)
-EXIT_FOUND = 0  # find, search: something matched
-EXIT_NONE = 1  # find, search: nothing matched
+# Exit codes. Each command keeps the convention of the tool it stands in for: grep's for find
+# (0 something matched, 1 nothing did); clamscan's for scan (0 nothing found, 1 a signature
+# matched); bwa's for search (0 when it ran, matched or not: a read set with no hit is a result,
+# and pipelines under `set -e` go on). Every command: 2 on an error.
+EXIT_OK = 0  # done (index, search, align, simulate, stats, lab, demo; check found every result right)
+EXIT_FOUND = 0  # find: something matched
+EXIT_NONE = 1  # find: nothing matched
 EXIT_CLEAN = 0  # scan: no signature matched
 EXIT_INFECTED = 1  # scan: a signature matched
 EXIT_WRONG = 1  # check: some results are wrong

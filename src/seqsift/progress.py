@@ -1,9 +1,17 @@
-"""A quiet progress bar on stderr: shown only for runs longer than a moment, on a terminal."""
+"""A quiet progress bar on stderr: shown only for runs longer than a moment, on a terminal.
+
+When results go to the same terminal, the bar is erased before each result is written
+(`clear`, called by io.writers for a terminal standard output) and drawn again below it at the
+next update, so no result line is glued onto the bar. A bar that was shown ends with its final
+frame (100% when the run completed) on a line of its own.
+"""
 
 from __future__ import annotations
 
 import sys
 import time
+
+_shown: list["Progress"] = []  # bars currently drawn on stderr
 
 
 class Progress:
@@ -18,7 +26,7 @@ class Progress:
         self.start = time.monotonic()
         self.delay = delay
         self._last_draw = 0.0
-        self._drawn = False
+        self._ever_drawn = False
 
     def advance(self, n: int) -> None:
         self.done += n
@@ -39,12 +47,27 @@ class Progress:
         text += f"  {_human(rate)}{self.unit}/s"
         sys.stderr.write("\r" + text + "\x1b[K")
         sys.stderr.flush()
-        self._drawn = True
+        self._ever_drawn = True
+        if self not in _shown:
+            _shown.append(self)
 
     def close(self) -> None:
-        if self._drawn:
-            sys.stderr.write("\r\x1b[K")
+        """The final frame, unthrottled (a throttled bar would stop at its last draw, short of
+        100%), on a line of its own; nothing when the bar never appeared."""
+        if self._ever_drawn:
+            self._draw(time.monotonic())
+            sys.stderr.write("\n")
             sys.stderr.flush()
+            _shown.remove(self)
+
+
+def clear() -> None:
+    """Erase the bars on stderr before a result is written to the same terminal; each is drawn
+    again at its next update."""
+    if _shown:
+        sys.stderr.write("\r\x1b[K")
+        sys.stderr.flush()
+        _shown.clear()
 
 
 def _human(n: float) -> str:

@@ -73,7 +73,7 @@ def test_long_mutated_dna_pairs_with_linear_gaps(rng):
 
 
 def test_seed_example():
-    a = seqsift.align("ACACACTA", "AGCACACA")
+    a = seqsift.align("ACACACTA", "AGCACACA", "dna")
     assert (a.score, a.cigar, a.query_aligned) == (5, "5M", "ACACA")
     assert str(a) == "ACACA\n|||||\nACACA"
 
@@ -142,7 +142,7 @@ def test_traceback_memory_is_bounded():
         rng = np.random.default_rng(1)
         q = bytes(rng.choice(np.frombuffer(b"ACGT", np.uint8), 12_000))
         t = q[:6000] + b"ACGTTGCA" + q[6000:]
-        seqsift.align(b"A", b"A")
+        seqsift.align(b"A", b"A", dna())
         before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
         a = seqsift.align(q, t, dna(1, -1, 0, 2))
         grew = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
@@ -154,12 +154,12 @@ def test_traceback_memory_is_bounded():
 
 
 def test_scoring_conventions_and_errors(tmp_path):
-    assert seqsift.align("AAAAGGGG", "AAAAGGGG").score == 8
+    assert seqsift.align("AAAAGGGG", "AAAAGGGG", "dna").score == 8
     assert seqsift.align("AAAATTTTAAAA", "AAAAAAAA", dna(1, -1, 3, 1), "global").score == 8 - (3 + 4)
     assert seqsift.align("ACGUNO", "ACGTNX", matrix("BLOSUM62")).query_aligned  # U, O map to X
     assert seqsift.align("ACGTN", "ACGTA", dna(1, -1, 0, 2), "global").score == 3  # N scores a mismatch
     with pytest.raises(UsageError, match="query: letter '1' at position 3"):
-        seqsift.align("AC1", "ACG")
+        seqsift.align("AC1", "ACG", "dna")
     with pytest.raises(UsageError, match="target 2: letter 'z' at position 2"):  # the pair named, its own letter
         align_pairs(["ACG", "ACG"], ["ACG", "AzG"])
     with pytest.raises(UsageError, match="2 names but 3 sequences"):
@@ -180,7 +180,7 @@ def test_scoring_conventions_and_errors(tmp_path):
     assert seqsift.align("ACCA", "ACCA", matrix(str(good), 1, 1)).score == 8
     with pytest.raises(UsageError, match="not a file, nor one of"):
         matrix("BLOSUM999")
-    assert seqsift.align("", "ACGT").score == 0 and seqsift.align("", "ACGT", mode="global").score == -8
+    assert seqsift.align("", "ACGT", "dna").score == 0 and seqsift.align("", "ACGT", "dna", mode="global").score == -8
 
 
 def test_pairs_that_striped_kernels_under_score():
@@ -320,3 +320,17 @@ def test_lanes_kernel_with_queries_longer_than_a_strip(rng):
     q = db.codes[4][20:330]  # a strong hit that crosses strips, and saturates the 8-bit pass
     got = scores(q, db).tolist()
     assert got == [score_pair(q, t, scoring, ref.LOCAL) for t in db.codes] and got[4] > 127
+
+
+def test_align_takes_its_alphabet_explicitly():
+    with pytest.raises(TypeError, match="scoring"):
+        seqsift.align("HEAGAWGHEE", "PAWHEAE")  # no DNA default for a protein
+    a = seqsift.align("HEAGAWGHEE", "PAWHEAE", "BLOSUM62")
+    assert a.score == seqsift.align("HEAGAWGHEE", "PAWHEAE", matrix("BLOSUM62", 11, 1)).score
+    assert a.score == oracle("HEAGAWGHEE", "PAWHEAE", matrix("BLOSUM62", 11, 1), "local")
+    with pytest.raises(UsageError, match="query: letter 'E' at position 2 is not in the DNA"):
+        seqsift.align("HEAGAWGHEE", "PAWHEAE", "dna")
+    with pytest.raises(UsageError, match="target: letter '1' at position 3"):
+        seqsift.align("HEAG", "PA1W", "BLOSUM62")
+    with pytest.raises(UsageError, match="give a Scoring"):
+        seqsift.align("ACGT", "ACGT", 5)

@@ -73,6 +73,8 @@ def test_custom_columns_pair_and_sam(tmp_path, proteins):
     (["--outfmt", "6 qseqid nonsense"], "unknown column(s) nonsense"),
     (["--outfmt", "sam"], "--outfmt sam is for DNA"),
     (["--matrix", "BLOSUM7"], "not a file, nor one of"),
+    (["--matrix", "BLOSUM80", "--match", "2"], "--match 2 score DNA and --matrix BLOSUM80 scores proteins"),
+    (["--dna", "--matrix", "PAM30"], "--dna and --matrix PAM30: choose one"),
 ])
 def test_bad_options(tmp_path, proteins, capsys, argv, message):
     q_path, db_path, _, _ = proteins
@@ -96,4 +98,72 @@ def test_bad_letters_and_matrix_file(tmp_path, capsys):
     empty.write_text(">e\n\n")
     out = tmp_path / "o.tsv"
     assert main(["align", str(empty), str(db), "--outfmt", "6 qseqid sseqid score", "-o", str(out)]) == 0
+    assert out.read_text() == ""  # a score of 0 is expected by chance far more than 10 times (--evalue)
+    assert main(["align", str(empty), str(db), "--outfmt", "6 qseqid sseqid score", "-o", str(out),
+                 "--evalue", "1e300"]) == 0
     assert out.read_text() == "e\tok\t0\n"
+
+
+def test_match_and_mismatch_imply_dna(tmp_path):
+    """Once ignored without --dna (BLOSUM62 scored the DNA): now they choose DNA scoring."""
+    reads = tmp_path / "q.fa"
+    reads.write_text(">q\nACGTACGTTTGACCA\n")
+    targets = tmp_path / "t.fa"
+    targets.write_text(">t\nGGACGTACGATTGACCAGG\n")
+    outs = {}
+    for flags in (["--match", "2", "--mismatch", "-3"], ["--dna", "--match", "2", "--mismatch", "-3"], []):
+        out = tmp_path / f"{len(flags)}.tsv"
+        assert main(["align", str(reads), str(targets), "--outfmt", "6 score cigar", "-o", str(out), *flags]) == 0
+        outs[len(flags)] = out.read_text()
+    want = naive.alignment_score("ACGTACGTTTGACCA", "GGACGTACGATTGACCAGG", lambda a, b: 2 if a == b else -3, 0, 2)
+    assert outs[4] == outs[5] and outs[4].split("\t")[0] == str(want)
+    assert outs[0] != outs[4]  # BLOSUM62 without them
+
+
+def test_sam_aligns_both_strands_with_qualities_and_mapq(tmp_path, rng):
+    """Reads cut from lambda at known places, half reverse-complemented, two bases changed in the
+    middle: each comes back at its place, on its strand, SEQ and QUAL along the reference."""
+    from seqsift.alignment.sam import mapping_quality
+
+    genome = naive.read_records(LAMBDA)[0][1]
+    reads, truth = [], {}
+    for i in range(40):
+        start = int(rng.integers(0, len(genome) - 90))
+        piece = list(genome[start : start + 90])
+        for k in (30, 61):
+            piece[k] = "A" if piece[k] != "A" else "C"
+        forward = "".join(piece)
+        reverse = i % 2 == 1
+        qual = "".join(chr(33 + int(q)) for q in rng.integers(2, 40, 90))
+        reads.append((f"r{i}", naive.reverse_complement(forward) if reverse else forward, qual[::-1] if reverse else qual))
+        truth[f"r{i}"] = (start, reverse, forward, qual)
+    fq = tmp_path / "reads.fq"
+    fq.write_text("".join(f"@{n}\n{s}\n+\n{q}\n" for n, s, q in reads))
+    targets = tmp_path / "lambda.fa"
+    targets.write_text(f">lambda\n{genome}\n>copy\n{genome[:3000]}\n")  # reads from the first 3 kbp occur twice
+    out = tmp_path / "out.sam"
+    assert main(["align", str(fq), str(targets), "--match", "2", "--mismatch", "-3", "--gap-open", "5",
+                 "--gap-extend", "2", "--top", "2", "--outfmt", "sam", "-o", str(out)]) == 0
+    with pysam.AlignmentFile(str(out), "r") as f:
+        records = list(f)
+    primaries = {r.query_name: r for r in records if not r.is_secondary}
+    assert set(primaries) == set(truth)
+    for name, (start, reverse, forward, qual) in truth.items():
+        r = primaries[name]
+        assert r.is_reverse == reverse and r.cigarstring == "90M" and r.get_tag("NM") == 2
+        assert r.query_sequence == forward and pysam.qualities_to_qualitystring(r.query_qualities) == qual
+        assert r.get_tag("AS") == 2 * 88 - 3 * 2
+        assert r.mapping_quality == mapping_quality(r.get_tag("AS"), r.get_tag("XS") if r.has_tag("XS") else None)
+        if start + 90 <= 3000:  # a second copy as good: MAPQ 0, the other copy secondary
+            assert r.mapping_quality == 0
+            assert any(s.query_name == name and s.is_secondary for s in records)
+        else:
+            assert r.reference_name == "lambda" and r.reference_start == start and r.mapping_quality > 0
+    assert mapping_quality(100, None) == 60 and mapping_quality(100, 100) == 0 and mapping_quality(100, 90) == 25
+
+
+def test_sam_refuses_dask(tmp_path, capsys):
+    reads = tmp_path / "r.fa"
+    reads.write_text(">r\nACGTACGT\n")
+    assert main(["align", str(reads), str(reads), "--dna", "--outfmt", "sam", "--dask", "local:1"]) == 2
+    assert "--outfmt sam runs on this machine" in capsys.readouterr().err

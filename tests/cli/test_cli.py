@@ -220,3 +220,12 @@ def test_a_command_starts_no_blas_threads(files):
     assert r.stdout.splitlines()[-1] == "1 1", r.stderr
     r = subprocess.run(argv, env={**env, "OPENBLAS_NUM_THREADS": "3"}, capture_output=True, text=True)
     assert r.stdout.splitlines()[-1].split()[1] == "3", r.stderr
+
+
+@pytest.mark.parametrize("command", ["find", "scan", "search", "align", "index"])
+def test_a_bad_option_prints_the_subcommands_usage(capsys, command):
+    required = ["--db", "sigs.ndb"] if command == "scan" else []
+    assert main([command, *required, "--no-such-option", "a", "b"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"usage: seqsift {command} ")
+    assert f"seqsift {command}: error: unrecognized arguments: --no-such-option" in err

@@ -1,7 +1,6 @@
 """`seqsift index / search / simulate / check / stats` end to end, against the naive oracle."""
 
 import gzip
-import math
 
 import numpy as np
 import pysam
@@ -95,8 +94,12 @@ def test_sam_output_is_valid_and_complete(tmp_path, reference, rng):
     ssx = index_of(tmp_path, reference)
     reads = some_reads(reference[1], rng, 60)
     out = tmp_path / "out.sam"
-    assert main(["search", str(ssx), str(reads_file(tmp_path, reads)), "--format", "sam", "--max-hits", "4",
-                 "-o", str(out)]) == 0
+    fastq = reads_file(tmp_path, reads)
+    assert main(["search", str(ssx), str(fastq), "--format", "sam", "--max-hits", "4", "-o", str(out)]) == 0
+    again = tmp_path / "again.sam"  # the primary's choice does not depend on threads or batches
+    assert main(["search", str(ssx), str(fastq), "--format", "sam", "--max-hits", "4", "-t", "2",
+                 "--batch-reads", "5", "-o", str(again)]) == 0
+    assert again.read_text() == out.read_text()
     with pysam.AlignmentFile(str(out), "r", check_sq=False) as sam:
         header = sam.header.to_dict()
         assert [sq["SN"] for sq in header["SQ"]] == [n for n, _ in reference[1]]
@@ -107,20 +110,26 @@ def test_sam_output_is_valid_and_complete(tmp_path, reference, rng):
     for rec in records:
         by_read.setdefault(rec.query_name, []).append(rec)
     assert list(by_read) == [f"q{i}" for i in range(len(reads))]
+    primaries = 0
     for i, read in enumerate(reads):
         hits = naive.dna_hits(reference[1], read)
         recs = by_read[f"q{i}"]
         if not hits:
             assert len(recs) == 1 and recs[0].is_unmapped
             continue
-        assert [(r.reference_name, r.reference_start, "-" if r.is_reverse else "+") for r in recs] == hits[:4]
+        listed = hits[:4]
+        pick = naive.sam_primary(f"q{i}", len(listed))
+        sites = [(r.reference_name, r.reference_start, "-" if r.is_reverse else "+") for r in recs]
+        assert sites == [listed[pick]] + listed[:pick] + listed[pick + 1 :]  # primary, then reference order
+        primaries += pick != 0
         primary = recs[0]
         assert not primary.is_secondary and all(r.is_secondary for r in recs[1:])
         assert primary.get_tag("X0") == len(hits) and primary.cigarstring == f"{len(read)}M"
-        phred = 60 if len(hits) == 1 else round(-10 * math.log10(1 - 1 / len(hits)))  # P(wrong site)
-        assert primary.mapping_quality == phred
+        assert primary.mapping_quality == (60 if len(hits) == 1 else 0)  # bwa: 0 for several equal sites
+        assert all(r.get_tag("NM") == 0 and r.get_tag("MD") == str(len(read)) for r in recs)
         chrom = dict(reference[1])[primary.reference_name]
         assert primary.query_sequence == chrom[primary.reference_start : primary.reference_start + len(read)]
+    assert primaries > 0  # not always the leftmost copy
 
 
 def test_simulate_then_search_then_check(tmp_path):
@@ -234,7 +243,7 @@ def test_empty_and_over_long_reads_count_zero(tmp_path, reference, capsys):
     reads = tmp_path / "reads.fq"
     reads.write_text(f"@empty\n\n+\n\n@long\n{'A' * (longest + 5000)}\n+\n{'I' * (longest + 5000)}\n")
     out = tmp_path / "out.tsv"
-    assert main(["search", str(ssx), str(reads), "-o", str(out)]) == 1  # nothing matched
+    assert main(["search", str(ssx), str(reads), "-o", str(out)]) == 0  # nothing matched: still 0, as bwa
     assert out.read_text() == "empty\t0\t-\nlong\t0\t-\n"
 
 
@@ -282,3 +291,14 @@ def test_index_help_names_the_default_output(capsys):
     assert "REF.fa.gz -> REF.ssx" in help_text and "standard output" not in help_text
     assert main(["search", "--help"]) == 0  # the other commands keep the shared -o
     assert "write results to FILE (default: standard output)" in " ".join(capsys.readouterr().out.split())
+
+
+def test_the_primary_pick_is_one_function_of_the_name(rng):
+    """output.primary_of (approximate SAM) picks as the compiled exact formatter (checked against
+    naive.sam_primary in test_sam_output_is_valid_and_complete) does, and spreads over the sites."""
+    from seqsift.fmindex.output import primary_of
+
+    names = [f"read{int(k)}/{int(rng.integers(1, 3))}" for k in rng.integers(0, 10**9, 300)]
+    picks = [primary_of(n.encode(), 3) for n in names]
+    assert picks == [naive.sam_primary(n, 3) for n in names]
+    assert {0, 1, 2} <= set(picks) and primary_of(b"x", 1) == 0

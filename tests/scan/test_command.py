@@ -84,7 +84,7 @@ def test_standard_input_and_eof_offset(tmp_path):
     db.write_text(f"Tail:0:EOF-{len(SIG)}:{SIG.hex()}\n")
     run = subprocess.run([sys.executable, "-m", "seqsift", "scan", "--db", str(db), "--no-summary", "-"],
                          input=b"xyz" + SIG, capture_output=True)
-    assert run.returncode == 1 and run.stdout == b"(standard input): Tail FOUND\n"
+    assert run.returncode == 1 and run.stdout == b"-: Tail FOUND\n"  # '-' as in find, grep and clamscan
     run = subprocess.run([sys.executable, "-m", "seqsift", "scan", "--db", str(db), "--no-summary"],
                          input=b"xyz" + SIG + b"!", capture_output=True)
     assert run.returncode == 0 and run.stdout == b""
@@ -124,3 +124,33 @@ def test_objects_without_a_report_callback_raise_on_a_bad_path(tmp_path):
 
     with pytest.raises(InputError, match="no such file"):
         list(objects_of([str(tmp_path / "missing")]))
+
+
+def test_symlinks_inside_a_tree_are_not_followed_unless_asked(tmp_path, capsys):
+    """clamscan's defaults (--follow-dir-symlinks=1 --follow-file-symlinks=1): a link named on the
+    command line is followed, one met inside a directory is not; 2 follows those too, 0 none."""
+    db = tmp_path / "sigs.txt"
+    db.write_text("6d61726b6572\n")  # 'marker'
+    outside = tmp_path / "outside"
+    (outside / "deep").mkdir(parents=True)
+    (outside / "deep" / "hit.bin").write_bytes(b"..marker..")
+    top = tmp_path / "top"
+    top.mkdir()
+    (top / "own.bin").write_bytes(b"marker")
+    os.symlink(outside / "deep" / "hit.bin", top / "file_link")
+    os.symlink(outside, top / "dir_link")
+    os.symlink(top, top / "loop")
+
+    def found(*flags):
+        code = main(["scan", "-q", "--no-summary", "-r", "--db", str(db), *flags, str(top)])
+        out = capsys.readouterr().out
+        return code, sorted(line.split(": ")[0] for line in out.splitlines())
+
+    assert found() == (1, [str(top / "own.bin")])
+    assert found("--follow-file-symlinks=2") == (1, [str(top / "file_link"), str(top / "own.bin")])
+    code, files = found("--follow-dir-symlinks", "2")
+    assert files == [str(top / "dir_link" / "deep" / "hit.bin"), str(top / "own.bin")]  # the loop walked once
+    assert main(["scan", "-q", "--no-summary", "--db", str(db), str(top / "file_link")]) == 1  # named: followed
+    assert main(["scan", "-q", "--no-summary", "--db", str(db), "--follow-file-symlinks=0",
+                 str(top / "file_link")]) == 2
+    assert "not followed (--follow-file-symlinks=0)" in capsys.readouterr().err

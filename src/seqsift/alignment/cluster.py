@@ -14,7 +14,7 @@ import os
 from seqsift import distributed
 from seqsift.alignment import scoring as scorings
 from seqsift.alignment.database import Database, DatabaseHit
-from seqsift.alignment.report import AlignReport
+from seqsift.alignment.report import DEFAULT_EVALUE, AlignReport
 from seqsift.backend import check_backend, check_threads, resolve_unmeasured
 from seqsift.runner import Work, ordered
 
@@ -30,16 +30,16 @@ def read_fasta(path) -> tuple[list[str], list[bytes]]:
 
 
 def load(paths: tuple[str, ...], scoring: scorings.Scoring, top: int, mode: str, fmt: str, columns: list[str],
-         backend: str) -> AlignReport:
+         backend: str, evalue: float = DEFAULT_EVALUE) -> AlignReport:
     """A worker's AlignReport over the database FASTA at paths[0]."""
     names, seqs = read_fasta(paths[0])
-    return from_database(Database(names, seqs, scoring), scoring, top, mode, fmt, columns, backend)
+    return from_database(Database(names, seqs, scoring), scoring, top, mode, fmt, columns, backend, evalue)
 
 
 def from_database(db: Database, scoring: scorings.Scoring, top: int, mode: str, fmt: str, columns: list[str],
-                  backend: str) -> AlignReport:
+                  backend: str, evalue: float = DEFAULT_EVALUE, database: str | None = None) -> AlignReport:
     """An AlignReport over a Database given in memory (here, or sent to a worker)."""
-    return AlignReport(db, scoring, top, mode, fmt, columns, resolve_unmeasured(backend))
+    return AlignReport(db, scoring, top, mode, fmt, columns, resolve_unmeasured(backend), evalue, database)
 
 
 def run_queries(report: AlignReport, queries: list[tuple[str, bytes]]):
@@ -48,11 +48,11 @@ def run_queries(report: AlignReport, queries: list[tuple[str, bytes]]):
 
 
 def work(scoring: scorings.Scoring, top: int, mode: str, fmt: str, columns: list[str], backend: str,
-         db: Database | None = None, path: str | os.PathLike | None = None) -> Work:
+         db: Database | None = None, path: str | os.PathLike | None = None, evalue: float = DEFAULT_EVALUE) -> Work:
     """Each part of the queries searched: here with db, on workers from the FASTA at path (or,
     without one, from db itself, broadcast). The backend's name is checked here."""
     check_backend(backend)
-    args = (scoring, top, mode, fmt, columns, backend)
+    args = (scoring, top, mode, fmt, columns, backend, evalue)
     if path is not None:
         share = lambda client: distributed.share_files(client, load, [os.fspath(path)], args)  # noqa: E731
     else:

@@ -9,6 +9,9 @@ import contextlib
 from seqsift.alignment import scoring as scorings
 from seqsift.alignment import cluster
 from seqsift.alignment.cluster import QUERIES_PER_PARTITION
+from seqsift.alignment.report import DEFAULT_EVALUE
+from seqsift.alignment.sam import BothStrands
+from seqsift.alignment.sam import reads as sam_reads
 from seqsift.errors import UsageError
 from seqsift.options import EXIT_OK, add_dask_options, dask_run, positive_int
 
@@ -27,15 +30,20 @@ def add_parser(sub, parent: argparse.ArgumentParser) -> None:
     p.add_argument("--mode", choices=("local", "global", "semi-global"), default="local",
                    help="local (Smith-Waterman), global (Needleman-Wunsch) or semi-global (the whole query "
                    "against any stretch of the target) (default %(default)s)")
-    p.add_argument("--matrix", default="BLOSUM62",
-                   help=f"{', '.join(scorings.MATRICES)} or an NCBI-format matrix file (default %(default)s)")
+    p.add_argument("--matrix", help=f"{', '.join(scorings.MATRICES)} or an NCBI-format matrix file "
+                   "(default BLOSUM62)")
     p.add_argument("--dna", action="store_true", help="DNA scoring with --match/--mismatch instead of a matrix")
-    p.add_argument("--match", type=int, default=1, help="with --dna (default %(default)s)")
-    p.add_argument("--mismatch", type=int, default=-1, help="with --dna (default %(default)s)")
+    p.add_argument("--match", type=int, help="DNA match score; implies --dna (default 1)")
+    p.add_argument("--mismatch", type=int, help="DNA mismatch score; implies --dna (default -1)")
     p.add_argument("--gap-open", type=int, help="default 11 with a matrix, 0 with --dna")
     p.add_argument("--gap-extend", type=int, help="default 1 with a matrix, 2 with --dna")
     p.add_argument("--outfmt", default="6", help="'6' BLAST tabular, '6 qseqid sseqid score ...' chosen columns "
-                   f"({', '.join(sorted(COLUMNS))}), 'pair' readable alignments, 'sam' (DNA)")
+                   f"({', '.join(sorted(COLUMNS))}; 'std' stands for the 12 of '6'), '7' the same with BLAST's "
+                   "comment lines per query, 'pair' readable alignments, 'sam' (DNA reads on both strands, "
+                   "with their qualities and a MAPQ; --evalue does not apply)")
+    p.add_argument("--evalue", type=float, default=DEFAULT_EVALUE, metavar="E",
+                   help="report only hits with an e-value of at most E, as blastp's -evalue (default %(default)g); "
+                   "hits without known statistics (DNA, a matrix file) are all kept")
     p.add_argument("--db-batch", type=positive_int, help=argparse.SUPPRESS)  # residues a database part
     p.add_argument("--query-batch", type=positive_int, help=argparse.SUPPRESS)  # residues a query batch
     add_dask_options(p, f"queries (default {QUERIES_PER_PARTITION})")
@@ -43,26 +51,36 @@ def add_parser(sub, parent: argparse.ArgumentParser) -> None:
 
 
 def scoring_from(args: argparse.Namespace) -> scorings.Scoring:
-    if args.dna:
-        return scorings.dna(args.match, args.mismatch, 0 if args.gap_open is None else args.gap_open,
+    """--match/--mismatch score DNA, so they imply --dna (they were once ignored without it, and
+    BLOSUM62 scored the DNA); with --matrix they contradict it."""
+    dna_scores = [f"--{name} {value}" for name, value in (("match", args.match), ("mismatch", args.mismatch))
+                  if value is not None]
+    if dna_scores and args.matrix is not None:
+        raise UsageError(f"{' '.join(dna_scores)} score DNA and --matrix {args.matrix} scores proteins: "
+                         "drop --matrix for DNA, or drop --match/--mismatch for the matrix")
+    if args.dna or dna_scores:
+        if args.matrix is not None:
+            raise UsageError(f"--dna and --matrix {args.matrix}: choose one")
+        return scorings.dna(1 if args.match is None else args.match, -1 if args.mismatch is None else args.mismatch,
+                            0 if args.gap_open is None else args.gap_open,
                             2 if args.gap_extend is None else args.gap_extend)
-    return scorings.matrix(args.matrix, 11 if args.gap_open is None else args.gap_open,
+    return scorings.matrix(args.matrix or "BLOSUM62", 11 if args.gap_open is None else args.gap_open,
                            1 if args.gap_extend is None else args.gap_extend)
 
 
 def parse_outfmt(text: str) -> tuple[str, list[str]]:
     words = text.split()
-    if not words or words[0] not in ("6", "pair", "sam"):
-        raise UsageError(f"--outfmt {text!r}: use '6', '6 col col ...', 'pair' or 'sam'")
-    if words[0] != "6":
+    if not words or words[0] not in ("6", "7", "pair", "sam"):
+        raise UsageError(f"--outfmt {text!r}: use '6', '6 col col ...', '7 ...' (with comment lines), 'pair' or 'sam'")
+    if words[0] not in ("6", "7"):
         if len(words) > 1:
             raise UsageError(f"--outfmt {words[0]} takes no columns")
         return words[0], []
-    columns = words[1:] or DEFAULT_COLUMNS
+    columns = [c for word in (words[1:] or ["std"]) for c in (DEFAULT_COLUMNS if word == "std" else [word])]
     unknown = [c for c in columns if c not in COLUMNS]
     if unknown:
-        raise UsageError(f"--outfmt: unknown column(s) {', '.join(unknown)}; known: {', '.join(sorted(COLUMNS))}")
-    return "6", columns
+        raise UsageError(f"--outfmt: unknown column(s) {', '.join(unknown)}; known: std, {', '.join(sorted(COLUMNS))}")
+    return words[0], columns
 
 
 def run(args: argparse.Namespace) -> int:
@@ -76,10 +94,15 @@ def run(args: argparse.Namespace) -> int:
     from seqsift.progress import Progress
 
     fmt, columns = parse_outfmt(args.outfmt)
+    if not args.evalue > 0:  # NaN too
+        raise UsageError(f"--evalue {args.evalue}: give a number above 0, e.g. 10 (blastp's default) or 1e-5")
     scoring = scoring_from(args)
     if fmt == "sam" and not scoring.is_dna:
         raise UsageError("--outfmt sam is for DNA: add --dna")
-    queries = (record for batch in record_batches(args.queries) for record in batch)
+    if fmt == "sam" and args.dask:
+        raise UsageError("--outfmt sam runs on this machine: drop --dask")
+    both = BothStrands(sam_reads(args.queries), args.top) if fmt == "sam" else None
+    queries = both.queries() if both else (record for batch in record_batches(args.queries) for record in batch)
     with contextlib.ExitStack() as stack:
         database = stack.enter_context(spooled_stdin(args.database))  # read once per query batch
         parts = DatabaseParts(database, scoring, args.db_batch or DATABASE_RESIDUES)
@@ -90,22 +113,34 @@ def run(args: argparse.Namespace) -> int:
                 lengths += [codes.size for codes in db.codes]
         if args.dask:  # tasks of --partition queries, each worker holding the whole database
             client, progress = stack.enter_context(dask_run(args))
-            job = cluster.work(scoring, args.top, args.mode, fmt, columns, args.backend, path=database)
+            job = cluster.work(scoring, args.top, args.mode, fmt, columns, args.backend, path=database,
+                              evalue=args.evalue)
             per_part = args.partition or QUERIES_PER_PARTITION
             texts = cluster.align_queries(job, query_batches(queries, count=per_part), 1, client, progress.advance)
         else:  # database parts in turn, each batch of queries on the threads (stream.search)
             progress = Progress("align", None, enabled=not args.quiet, unit=" queries")
             stack.callback(progress.close)
-            report = ReportFormat(scoring, fmt, columns)
-            found = search(queries, parts, args.top, args.mode, resolve_unmeasured(args.backend), args.threads,
+            report = ReportFormat(scoring, fmt, columns, args.evalue, args.database)
+            top = args.top + 1 if both else args.top  # SAM: a second best for MAPQ
+            found = search(queries, parts, top, args.mode, resolve_unmeasured(args.backend), args.threads,
                            args.query_batch or QUERY_RESIDUES)
-            texts = (_reported(report, hits, parts, progress) for hits in found)
+            if both:
+                texts = both.records(_counted(found, progress))
+            else:
+                texts = (_reported(report, hits, parts, progress) for hits in found)
         out = stack.enter_context(open_output(args.output, sam=fmt == "sam"))
         if fmt == "sam":
             out.write(sam_header(names, lengths, Provenance(resolve_unmeasured(args.backend))))
         for text in texts:
             out.write(text)
     return EXIT_OK
+
+
+def _counted(found, progress):
+    """found as it is, each read (two searches: both strands) counted on the progress bar."""
+    for k, result in enumerate(found):
+        progress.advance(k % 2)
+        yield result
 
 
 def _reported(report, found, parts, progress) -> bytes:

@@ -9,7 +9,7 @@ import numpy as np
 from numba import njit
 
 from seqsift.alignment import _reference as ref
-from seqsift.alignment.scoring import Scoring, dna
+from seqsift.alignment.scoring import Scoring, dna, matrix
 from seqsift.backend import check_threads, resolve_unmeasured
 from seqsift.errors import UsageError
 from seqsift.runner import split
@@ -118,18 +118,30 @@ def _empty_score(m: int, n: int, scoring: Scoring, code: int) -> tuple[int, int,
     return (-(scoring.gap_open + k * scoring.gap_extend) if k else 0), m, (n if code == ref.GLOBAL else 0)
 
 
-def align(query: str | bytes, target: str | bytes, scoring: Scoring | None = None, mode: str = "local", *,
+def align(query: str | bytes, target: str | bytes, scoring: Scoring | str, mode: str = "local", *,
           threads: int | None = None, backend: str = "auto") -> Alignment:
     """Align query to target: mode 'local' (Smith-Waterman, default), 'global' (Needleman-Wunsch)
-    or 'semi-global' (the whole query against any stretch of the target). scoring defaults to
-    DNA match 1, mismatch -1, linear gap 2 (Smith and Waterman's example scheme). One pair runs
-    on one thread of the CPU; threads and backend are checked as everywhere else."""
+    or 'semi-global' (the whole query against any stretch of the target). scoring is required,
+    so a protein is never scored as DNA by default: a Scoring (dna(...), matrix(...)), a matrix
+    name ("BLOSUM62", with BLAST's gaps 11 + 1) or "dna" (match 1, mismatch -1, linear gap 2, Smith
+    and Waterman's example scheme). A letter outside its alphabet is an error naming the sequence
+    and position. One pair runs on one thread of the CPU; threads and backend are checked as
+    everywhere else."""
     _cpu_only(threads, backend)
-    scoring = scoring or dna()
+    scoring = scoring_named(scoring)
     q = scoring.encode(query, "query")
     t = scoring.encode(target, "target")
     score, ops, qs, qe, ts, te = align_codes(q, t, scoring, mode)
     return render(q, t, scoring, score, ops, qs, qe, ts, te)
+
+
+def scoring_named(scoring: Scoring | str) -> Scoring:
+    """A Scoring as given, or the one a name stands for: "dna" or a matrix (matrix()'s names)."""
+    if isinstance(scoring, Scoring):
+        return scoring
+    if not isinstance(scoring, str):
+        raise UsageError(f"scoring {scoring!r}: give a Scoring (dna(...), matrix(...)), a matrix name or 'dna'")
+    return dna() if scoring.lower() == "dna" else matrix(scoring)
 
 
 def align_pairs(queries: list[str | bytes], targets: list[str | bytes], scoring: Scoring | None = None,

@@ -1,50 +1,74 @@
-"""Queries in, report out: the BLAST tabular, readable-pair and SAM formatters of `seqsift align`
+"""Queries in, report out: the BLAST tabular and readable-pair formatters of `seqsift align`
 (`ReportFormat`), and what every database search runs on each part of its queries (`AlignReport`,
 called by cluster.run_queries), on this machine or on a Dask worker."""
 
 from __future__ import annotations
 
-import math
-
+from seqsift import __version__
 from seqsift.alignment import scoring as scorings
 from seqsift.alignment.database import Database, DatabaseHit, search_database
+from seqsift.alignment.statistics import KarlinAltschul, format_bits, format_evalue
 
-# Karlin-Altschul parameters (lambda, K) of gapped alignment, from NCBI BLAST's tables, for the
-# (matrix, open, extend) where they are known; elsewhere evalue and bitscore print as NA.
-KARLIN = {("BLOSUM62", 11, 1): (0.267, 0.041)}
+DEFAULT_EVALUE = 10.0  # blastp's -evalue default
+# What BLAST's outfmt 7 calls each column on its "# Fields:" line.
+FIELD_NAMES = {"qseqid": "query id", "sseqid": "subject id", "pident": "% identity", "length": "alignment length",
+               "mismatch": "mismatches", "gapopen": "gap opens", "qstart": "q. start", "qend": "q. end",
+               "sstart": "s. start", "send": "s. end", "evalue": "evalue", "bitscore": "bit score", "score": "score",
+               "qlen": "query length", "slen": "subject length", "nident": "identical", "qseq": "query seq",
+               "sseq": "subject seq", "cigar": "cigar"}
 
 
 class ReportFormat:
-    """One report form: '6' (BLAST tabular with `columns`), 'pair' or 'sam'."""
+    """One report form: '6' (BLAST tabular with `columns`), '7' (the same with BLAST's comment
+    lines per query) or 'pair' (SAM, on both strands, is sam.py's). Hits whose e-value is above
+    `evalue` are left out, as by blastp's -evalue; where the scoring has no known statistics (DNA,
+    a matrix file, gap costs BLAST has no parameters for) evalue and bitscore print as NA and
+    every hit is kept."""
 
-    def __init__(self, scoring: scorings.Scoring, fmt: str, columns: list[str]):
+    def __init__(self, scoring: scorings.Scoring, fmt: str, columns: list[str], evalue: float = DEFAULT_EVALUE,
+                 database: str | None = None):
         self.scoring = scoring
         self.fmt = fmt
         self.columns = columns
-        self.karlin = KARLIN.get((scoring.name, scoring.gap_open, scoring.gap_extend))
+        self.evalue = evalue
+        self.database = database
+        self.karlin = KarlinAltschul.of(scoring.name, scoring.gap_open, scoring.gap_extend)
 
     def __call__(self, name: str, seq: bytes, hits: list[DatabaseHit], residues: int) -> str:
         """The report of one query's hits; `residues` is the whole database's (for the e-value)."""
-        if self.fmt == "6":
-            return "".join(_tabular(name, len(seq), h, self.columns, self.karlin, residues) for h in hits)
-        if self.fmt == "pair":
-            return "".join(_pair(name, h, self.scoring) for h in hits)
-        return "".join(_sam(name, seq, h) for h in hits)
+        stats = [self._statistics(len(seq), h, residues) for h in hits]
+        kept = [(h, st) for h, st in zip(hits, stats) if st is None or st[0] <= self.evalue]
+        if self.fmt in ("6", "7"):
+            rows = "".join(_tabular(name, len(seq), h, self.columns, st) for h, st in kept)
+            if self.fmt == "6":
+                return rows
+            head = [f"# seqsift align {__version__}", f"# Query: {name}"]
+            head += [f"# Database: {self.database}"] if self.database else []
+            head += [f"# Fields: {', '.join(FIELD_NAMES[c] for c in self.columns)}"] if kept else []
+            return "\n".join(head + [f"# {len(kept)} hits found"]) + "\n" + rows
+        return "".join(_pair(name, h, self.scoring) for h, _ in kept)
+
+    def _statistics(self, qlen: int, hit: DatabaseHit, residues: int) -> tuple[float, float] | None:
+        """(e-value, bit score) of a hit, None where the scoring's statistics are unknown."""
+        if self.karlin is None:
+            return None
+        return (self.karlin.evalue(hit.score, qlen, hit.target_length, residues),
+                self.karlin.bit_score(hit.score))
 
 
 class AlignReport:
     """One database, one scoring and report form; safe to call from several threads at once.
-    fmt: "6" (BLAST tabular, with columns), "pair" or "sam" gives text; "hits" gives each query's
+    fmt: "6" or "7" (BLAST tabular, with columns) or "pair" gives text; "hits" gives each query's
     DatabaseHit list, as search_database does."""
 
     def __init__(self, db: Database, scoring: scorings.Scoring, top: int, mode: str, fmt: str, columns: list[str],
-                 backend: str):
+                 backend: str, evalue: float = DEFAULT_EVALUE, database: str | None = None):
         self.db = db
         self.top = top
         self.mode = mode
         self.backend = backend
         self.fmt = fmt
-        self.format = ReportFormat(scoring, fmt, columns)
+        self.format = ReportFormat(scoring, fmt, columns, evalue, database)
 
     def __call__(self, queries: list[tuple[str, bytes]]) -> bytes | list[list[DatabaseHit]]:
         """The report of each (name, sequence) query, in order."""
@@ -58,7 +82,7 @@ class AlignReport:
         return found if self.fmt == "hits" else "".join(text).encode()
 
 
-def _tabular(qname: str, qlen: int, hit: DatabaseHit, columns: list[str], karlin, residues: int) -> str:
+def _tabular(qname: str, qlen: int, hit: DatabaseHit, columns: list[str], stats: tuple[float, float] | None) -> str:
     a = hit.alignment
     values = {
         "qseqid": qname, "sseqid": hit.name, "score": str(hit.score), "length": str(a.length),
@@ -67,10 +91,8 @@ def _tabular(qname: str, qlen: int, hit: DatabaseHit, columns: list[str], karlin
         "qend": str(a.query_end), "sstart": str(a.target_start + 1), "send": str(a.target_end), "cigar": a.cigar or "*",
         "qlen": str(qlen), "slen": str(hit.target_length), "qseq": a.query_aligned, "sseq": a.target_aligned,
     }
-    if karlin:
-        lam, K = karlin
-        values["bitscore"] = f"{(lam * hit.score - math.log(K)) / math.log(2):.1f}"
-        values["evalue"] = f"{K * qlen * residues * math.exp(-lam * hit.score):.2e}"
+    if stats:
+        values["evalue"], values["bitscore"] = format_evalue(stats[0]), format_bits(stats[1])
     else:
         values["bitscore"] = values["evalue"] = "NA"
     return "\t".join(values[c] for c in columns) + "\n"
@@ -88,11 +110,3 @@ def _pair(qname: str, hit: DatabaseHit, scoring: scorings.Scoring) -> str:
         lines += [f"Query  {qi + 1:>8}  {qa}  {qi + q_used}", f"{'':17}{ml}", f"Target {ti + 1:>8}  {ta}  {ti + t_used}", ""]
         qi, ti = qi + q_used, ti + t_used
     return "\n".join(lines) + "\n"
-
-
-def _sam(qname: str, seq: bytes, hit: DatabaseHit) -> str:
-    a = hit.alignment
-    if not a.length:
-        return ""
-    clip = (f"{a.query_start}S" if a.query_start else "") + a.cigar + (f"{len(seq) - a.query_end}S" if a.query_end < len(seq) else "")
-    return f"{qname}\t0\t{hit.name}\t{a.target_start + 1}\t255\t{clip}\t*\t0\t0\t{seq.decode()}\t*\tAS:i:{hit.score}\n"

@@ -29,6 +29,7 @@ SAMPLE_BYTES = 1 << 20
 PACK_FILE_MAX = 1 << 20
 Source = Union[bytes, bytearray, memoryview, np.ndarray, str, os.PathLike, BinaryIO]
 Progress = Callable[[int], None]
+_LOWER = np.frombuffer(bytes(range(256)).lower(), np.uint8)  # ASCII A-Z to a-z, every other byte as it is
 
 
 @dataclass(frozen=True)
@@ -102,16 +103,22 @@ class FindJob:
         threads: int | None = None,
         chunk_size: int = DEFAULT_CHUNK_SIZE,
         gpu_config=None,
+        ignore_case: bool = False,
     ):
-        self.pattern = pattern
+        # ignore_case (grep -i, ASCII letters only): the pattern and every chunk of raw bytes are
+        # lower-cased before the search, a copy of each chunk (record search folds case anyway)
+        self.ignore_case = ignore_case
+        self.pattern = pattern.lower() if ignore_case else pattern
         self.threads = backends.check_threads(threads)
         if chunk_size < 1:
             raise UsageError(f"chunk size {chunk_size} must be at least 1 byte")
         # A chunk must hold several pattern lengths for the P-1 overlap to stay a small cost.
         self.chunk_size = max(chunk_size, 4 * len(pattern))
         self.backend = backends.resolve(backend)
-        if backend == "auto" and self.backend == "cuda" and len(pattern) > _gpu_max_pattern():
+        if backend == "auto" and self.backend == "cuda" and (ignore_case or len(pattern) > _gpu_max_pattern()):
             self.backend = "cpu"
+        if ignore_case and self.backend == "cuda":
+            raise UsageError("case-insensitive search of raw bytes runs on the CPU: use --backend cpu or auto")
         self.gpu_config = gpu_config
         self._plans: dict[bytes, SearchPlan] = {}
         self._buffers: list[np.ndarray] | None = None  # streaming buffers, reused file after file
@@ -140,6 +147,8 @@ class FindJob:
             return
         searcher = None
         for base, chunk in self._cpu_chunks(source, data):
+            if self.ignore_case:
+                chunk = _LOWER[chunk]
             if searcher is None:
                 searcher = self._cpu_searcher(self._plan(self.pattern, chunk))
             los, his = _whole_chunk(chunk.size, m)
@@ -205,6 +214,8 @@ class FindJob:
         """Per segment of a packed buffer: its match count, or the file offsets of its matches."""
         m = len(self.pattern)
         text = filled.buffer[: filled.n]
+        if self.ignore_case:
+            text = _LOWER[text]
         searcher = self._cpu_searcher(self._plan(self.pattern, text))
         starts, ends = filled.bounds()
         his = ends - m + 1

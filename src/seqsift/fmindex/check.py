@@ -13,9 +13,10 @@ import argparse
 import numpy as np
 
 from seqsift.errors import FormatError
+from seqsift.fmindex.results import read_results
 from seqsift.fmindex.windows import occurrences, windows
 from seqsift.fmindex.reference import READ_CODE, load_reference
-from seqsift.io.openers import display_name, open_decompressed
+from seqsift.io.openers import display_name
 from seqsift.io.reads import read_reads
 
 SHOWN = 10
@@ -26,7 +27,7 @@ def check(reference_path, results_path, reads_path) -> tuple[int, list[tuple[int
     reference = load_reference(reference_path)
     text = reference.text
     clean = np.concatenate(([0], np.cumsum(text < 2)))
-    results = _read_results(results_path)
+    results = read_results(results_path)
     by_length: dict[int, list[tuple[tuple, np.ndarray]]] = {}
     index = 0
     for batch in read_reads(reads_path, code_table=READ_CODE):
@@ -93,29 +94,6 @@ def _compare(want, count, hits) -> str:
         bad = next(h for h, w in zip(hits, want) if h != w)
         return f"hit {bad[0]}:{bad[1]}:{bad[2]} is not the next true occurrence in reference order"
     return ""
-
-
-def _read_results(path) -> list[tuple[int, str, int, list[tuple[str, int, str]]]]:
-    name = display_name(path)
-    out = []
-    with open_decompressed(path) as stream:
-        for number, raw in enumerate(stream, 1):
-            fields = raw.rstrip(b"\r\n").decode("utf-8", "replace").split("\t")
-            try:
-                rid, count, listed = fields
-                hits = [] if listed == "-" else [_parse_hit(h) for h in listed.split(",")]
-                out.append((number, rid, int(count), hits))
-            except ValueError:
-                raise FormatError(name, number, "expected read_id<TAB>count<TAB>hits (hits record:position:strand "
-                                  "joined by ',', or '-')") from None
-    return out
-
-
-def _parse_hit(text: str) -> tuple[str, int, str]:
-    record, position, strand = text.rsplit(":", 2)
-    if strand not in "+-" or len(strand) != 1:
-        raise ValueError(text)
-    return record, int(position), strand
 
 
 def add_parser(sub, parent) -> None:

@@ -15,9 +15,10 @@ import numpy as np
 from numba import njit
 
 from seqsift.errors import FormatError
+from seqsift.fmindex.results import read_results
 from seqsift.fmindex.windows import occurrences, windows
 from seqsift.fmindex.reference import READ_CODE, load_reference
-from seqsift.io.openers import display_name, open_decompressed
+from seqsift.io.openers import display_name
 from seqsift.io.reads import read_reads
 
 
@@ -109,7 +110,7 @@ def check(reference_path, results_path, reads_path, errors: int, distance: str) 
     """(results verified, (line, description) of each wrong result)."""
     reference = load_reference(reference_path)
     pieces = _Pieces(reference.text, np.concatenate(([0], np.cumsum(reference.text < 2))))
-    results = _read_results(results_path)
+    results = read_results(results_path, differences=True)
     names = reference.names
     problems, index = [], 0
     for batch in read_reads(reads_path, code_table=READ_CODE):
@@ -144,26 +145,3 @@ def _compare(want, count, hits) -> str:
         bad = next(h for h, w in zip(hits, want) if h != w)
         return f"hit {':'.join(map(str, bad))} is not the next true place (by differences, then reference order)"
     return ""
-
-
-def _read_results(path) -> list[tuple[int, str, int, list[tuple[str, int, str, int]]]]:
-    name = display_name(path)
-    out = []
-    with open_decompressed(path) as stream:
-        for number, raw in enumerate(stream, 1):
-            fields = raw.rstrip(b"\r\n").decode("utf-8", "replace").split("\t")
-            try:
-                rid, count, listed = fields
-                hits = [] if listed == "-" else [_parse_hit(h) for h in listed.split(",")]
-                out.append((number, rid, int(count), hits))
-            except ValueError:
-                raise FormatError(name, number, "expected read_id<TAB>count<TAB>hits (hits "
-                                  "record:position:strand:differences joined by ',', or '-')") from None
-    return out
-
-
-def _parse_hit(text: str) -> tuple[str, int, str, int]:
-    record, position, strand, differences = text.rsplit(":", 3)
-    if strand not in "+-" or len(strand) != 1:
-        raise ValueError(text)
-    return record, int(position), strand, int(differences)

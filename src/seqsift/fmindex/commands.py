@@ -10,7 +10,7 @@ import time
 
 
 from seqsift.errors import UsageError
-from seqsift.options import EXIT_FOUND, EXIT_NONE, EXIT_OK, add_dask_options, dask_run, positive_int, warn
+from seqsift.options import EXIT_OK, add_dask_options, dask_run, positive_int, warn
 from seqsift.fmindex.query import SHORTCUTS, SearchOptions
 
 MAX_ERRORS = 16  # verify.MAX_ERRORS, without importing the kernels for `seqsift --help`
@@ -40,8 +40,8 @@ def add_parser(sub, parent: argparse.ArgumentParser) -> None:
                        description="Count and locate every read of READS (FASTQ or FASTA, plain/gz/bz2/xz, - for "
                        "stdin) in the index, on both strands. TSV: read_id<TAB>count<TAB>hits, hits as "
                        "record:position:strand (0-based, leftmost forward position) in reference order, '-' when "
-                       "none are listed. Reads with N or another non-ACGT letter have count 0. Exit status: 0 a "
-                       "read matched, 1 none did, 2 error.")
+                       "none are listed. Reads with N or another non-ACGT letter have count 0. Exit status (as "
+                       "bwa): 0 when the search ran, whether or not a read matched; 2 error.")
     p.add_argument("index", help="an .ssx file from `seqsift index`")
     p.add_argument("reads", help="reads file")
     p.add_argument("--format", choices=("tsv", "sam"), default="tsv", help="output format (default %(default)s)")
@@ -117,7 +117,6 @@ def run_search(args: argparse.Namespace) -> int:
                             verify_rows=args.verify_rows)
     job = cluster.work(index, options, args.backend, args.max_hits, args.format, path=args.index, errors=args.errors,
                        distance=args.distance, best_only=args.best_only)
-    matched = False
     with contextlib.ExitStack() as stack:
         client, progress = stack.enter_context(dask_run(args)) if args.dask else (None, None)
         results = search_reads(job, args.reads, args.partition or args.batch_reads, args.threads, client,
@@ -126,7 +125,6 @@ def run_search(args: argparse.Namespace) -> int:
         if args.format == "sam":
             provenance = Provenance(resolve_unmeasured(args.backend))
             out.write(sam_header(index.names, index.reference.lengths, provenance))
-        for text, hit in results:
+        for text, _ in results:
             out.write(text)
-            matched |= hit
-    return EXIT_FOUND if matched else EXIT_NONE
+    return EXIT_OK

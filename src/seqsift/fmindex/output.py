@@ -3,7 +3,7 @@
 
 TSV: read_id<TAB>count<TAB>hits, hits = record:position:strand joined by ',' ('-' when none
 are listed). SAM: one primary record per matched read, further hits as secondary records,
-unmatched reads as unmapped records.
+unmatched reads as unmapped records; NM:i:0 and MD:Z:<length> on every mapped record.
 """
 
 from __future__ import annotations
@@ -43,23 +43,33 @@ for _a, _b in (b"AT", b"TA", b"CG", b"GC"):
     _COMP[_a] = _b
 
 
+def primary_of(name: bytes, sites: int) -> int:
+    """Which of a read's equally good sites is its primary, as the compiled SAM formatter picks it
+    (_output_cpu._pick: FNV-1a of the name from its seeded basis, modulo the sites; the constants
+    are repeated here so that this module does not import Numba)."""
+    h = 0xCBF29CE484222325 ^ 0x5EED5EED
+    for byte in name:
+        h = ((h ^ byte) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    return h % sites if sites > 1 else 0
+
+
 def mapping_qualities(counts: np.ndarray) -> np.ndarray:
-    """MAPQ of a read with `count` places: the Phred-scaled 1 - 1/count, 60 for a unique read."""
-    with np.errstate(divide="ignore"):
-        phred = np.rint(-10 * np.log10(1 - 1 / np.maximum(counts, 1)))
-    return np.where(counts == 1, 60, np.minimum(60, np.nan_to_num(phred, posinf=60))).astype(np.int64)
+    """MAPQ of a read with `count` places, as bwa gives it: 60 for a unique read, 0 for a read with
+    several (so `samtools view -q 1` keeps the unique ones)."""
+    return np.where(counts == 1, 60, 0).astype(np.int64)
 
 
 def sam(batch: ReadBatch, found: BatchHits, record: np.ndarray, position: np.ndarray,
         names: tuple[np.ndarray, np.ndarray]) -> bytes:
-    """MAPQ is the Phred-scaled chance that the reported site is not the read's origin, 1 - 1/count
-    (60 for a unique read)."""
+    """MAPQ as bwa gives it: 60 for a read with one site, 0 for a read with several equally good
+    ones (so `samtools view -q 1` keeps unique reads only). The primary of a multi-site read is one
+    of its listed sites picked by a hash of the read's name (a fixed seed: the same at any -t)."""
     counts = found.counts
     mapqs = mapping_qualities(counts)
     longest = int(np.diff(names[1]).max())
     lengths = np.diff(batch.bounds)
     records = np.maximum(np.diff(found.offsets), 1)
-    size = int(((batch.name_hi - batch.name_lo + 2 * lengths + longest + 120) * records).sum())
+    size = int(((batch.name_hi - batch.name_lo + 2 * lengths + longest + 160) * records).sum())
     out = np.empty(size, np.uint8)
     used = _FORMAT_SAM(batch.raw, batch.name_lo, batch.name_hi, batch.seq, batch.bounds, batch.qual_lo, counts, mapqs,
                        found.offsets, record, position, found.strand, names[0], names[1], _COMP, out)

@@ -1,9 +1,12 @@
 """Walking the paths a command is given: files as named, directories (with -r) in sorted order.
 
-Symlinks to directories inside a tree are not followed (clamscan's default, and no loop can form);
-anything that is not a readable regular file (a missing path, a broken symlink, a symlink loop, a
-fifo, a socket or a device, a file without read permission) is reported and skipped, never opened:
-opening a fifo would block.
+Symlinks follow clamscan's rules (`--follow-dir-symlinks`, `--follow-file-symlinks`): 0 never,
+1 only a link named on the command line (the default: a link met inside a tree is skipped, so a
+tree is scanned once, whatever links into it, and no loop can form), 2 also inside trees (a
+directory reached twice, through a link loop or two links, is walked once). Anything that is not a
+readable regular file (a missing path, a broken symlink, a symlink loop, a fifo, a socket or a
+device, a file without read permission) is reported and skipped, never opened: opening a fifo
+would block.
 """
 
 from __future__ import annotations
@@ -15,38 +18,63 @@ from typing import Callable, Iterator
 
 from seqsift.io.openers import STDIN
 
+NEVER, NAMED, ALWAYS = 0, 1, 2  # clamscan's values of --follow-dir-symlinks / --follow-file-symlinks
 
-def walk(paths: list[str], recursive: bool, report: Callable[[str, str], None]) -> Iterator[tuple[str, str]]:
+
+def walk(paths: list[str], recursive: bool, report: Callable[[str, str], None], follow_dirs: int = NAMED,
+         follow_files: int = NAMED) -> Iterator[tuple[str, str]]:
     """(reported path, path to open) of every regular file named or found under a directory;
     anything else (missing, unreadable, a fifo or device, a symlink loop) goes to report() and
-    is skipped. Inside directories, symlinks to directories are not followed (clamscan's default)."""
+    is skipped. In a directory, its files in sorted order come before its subdirectories'."""
     for path in paths:
         if str(path) == STDIN:
             yield STDIN, STDIN
             continue
         kind = _kind(path, report)
+        if kind is not None and os.path.islink(path) and (follow_dirs if kind == "dir" else follow_files) == NEVER:
+            option = "--follow-dir-symlinks" if kind == "dir" else "--follow-file-symlinks"
+            report(path, f"a symlink, not followed ({option}=0), skipped")
+            continue
         if kind == "dir":
             if not recursive:
                 report(path, "is a directory (use -r to scan directories)")
                 continue
-            yield from _walk_dir(path, report)
+            yield from _walk_dir(path, report, follow_dirs == ALWAYS, follow_files == ALWAYS)
         elif kind == "file":
             yield path, path
 
 
-def _walk_dir(top: str, report) -> Iterator[tuple[str, str]]:
-    def onerror(exc: OSError) -> None:
-        report(exc.filename or top, exc.strerror or str(exc))
-
-    for root, dirs, files in os.walk(top, onerror=onerror):
-        dirs.sort()
-        for name in sorted(files + [d for d in dirs if os.path.islink(os.path.join(root, d))]):
-            full = os.path.join(root, name)
-            if os.path.islink(full) and os.path.isdir(full):
+def _walk_dir(top: str, report, follow_dirs: bool, follow_files: bool) -> Iterator[tuple[str, str]]:
+    """Depth first with an explicit stack (no recursion limit on deep trees)."""
+    seen = set()
+    stack = [top]
+    while stack:
+        here = stack.pop()
+        try:
+            st = os.stat(here)
+            if (st.st_dev, st.st_ino) in seen:
+                report(here, "symlink loop (a directory reached twice), skipped")
                 continue
-            if _kind(full, report) == "file":
+            seen.add((st.st_dev, st.st_ino))
+            with os.scandir(here) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError as exc:
+            report(exc.filename or here, exc.strerror or str(exc))
+            continue
+        subdirs = []
+        for entry in entries:
+            full = os.path.join(here, entry.name)
+            link = entry.is_symlink()
+            try:
+                is_dir = entry.is_dir(follow_symlinks=True)
+            except OSError:
+                is_dir = False
+            if is_dir:
+                if not link or follow_dirs:
+                    subdirs.append(full)
+            elif (not link or follow_files) and _kind(full, report) == "file":
                 yield full, full
-        dirs[:] = [d for d in dirs if not os.path.islink(os.path.join(root, d))]
+        stack.extend(reversed(subdirs))
 
 
 def _kind(path: str, report) -> str | None:

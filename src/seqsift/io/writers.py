@@ -18,6 +18,7 @@ from typing import BinaryIO, Iterable, Iterator, Sequence
 
 from isal import igzip
 
+from seqsift import progress
 from seqsift.errors import OutputError, UsageError
 
 FORMATS = ("tsv", "json")
@@ -29,7 +30,7 @@ def atomic_output(path: str | os.PathLike | None) -> Iterator[BinaryIO]:
     A symlink is followed (its target is replaced, not the link); an existing target that is not
     a regular file (/dev/null, a FIFO, a terminal) is written directly, never replaced."""
     if path is None or str(path) == "-":
-        yield sys.stdout.buffer
+        yield _Terminal(sys.stdout.buffer) if sys.stdout.isatty() else sys.stdout.buffer
         sys.stdout.buffer.flush()
         return
     target = os.path.realpath(os.fspath(path))
@@ -50,6 +51,23 @@ def atomic_output(path: str | os.PathLike | None) -> Iterator[BinaryIO]:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+class _Terminal:
+    """Standard output on a terminal: the progress bar on stderr is erased before each write, and
+    each write is shown at once, so results and the bar never share a line."""
+
+    def __init__(self, stream: BinaryIO):
+        self.stream = stream
+
+    def write(self, data) -> int:
+        progress.clear()
+        written = self.stream.write(data)
+        self.stream.flush()
+        return written
+
+    def __getattr__(self, name):
+        return getattr(self.stream, name)
 
 
 def _mode_for(target: str) -> int:
@@ -94,17 +112,24 @@ def open_output(path: str | os.PathLike | None, sam: bool = False, option: str =
 class RowWriter:
     """Rows of named fields as TSV lines or JSON Lines; the JSON form opens with a provenance object."""
 
-    def __init__(self, out: BinaryIO, fields: Sequence[str], fmt: str = "tsv", provenance: dict | None = None):
+    def __init__(self, out: BinaryIO, fields: Sequence[str], fmt: str = "tsv", provenance: dict | None = None,
+                 null: bool = False):
+        """null (grep's --null, TSV only): the first field, a file name, ends with a NUL byte in
+        place of its tab or newline, so any name, newlines included, can be read back."""
         if fmt not in FORMATS:
             raise ValueError(f"format {fmt!r} is not one of {FORMATS}")
         self.out = out
         self.fields = tuple(fields)
         self.fmt = fmt
+        self.null = null
         if fmt == "json" and provenance is not None:
             self._write_json(provenance)
 
     def write_rows(self, rows: Iterable[Sequence]) -> None:
-        if self.fmt == "tsv":
+        if self.fmt == "tsv" and self.null:
+            self.out.write(b"".join((str(row[0]) + "\0" + "\t".join(map(str, row[1:])) + ("\n" if len(row) > 1 else ""))
+                                    .encode("utf-8", "surrogateescape") for row in rows))
+        elif self.fmt == "tsv":
             self.out.write(b"".join(("\t".join(map(str, row)) + "\n").encode() for row in rows))
         else:
             for row in rows:

@@ -7,7 +7,7 @@ from typing import Callable, Iterable, Union
 
 from seqsift.errors import InputError, UsageError
 from seqsift.io.pack import PackedObject
-from seqsift.io.tree import walk
+from seqsift.io.tree import NAMED, walk
 from seqsift.scan.pipeline import DEFAULT_BUFFER, Scanner
 from seqsift.scan.results import ObjectResult
 from seqsift.scan.signatures import SignatureSet, from_strings, load_databases
@@ -36,10 +36,12 @@ def database_paths(signatures) -> list | None:
     return None
 
 
-def objects_of(sources: Iterable[Source], recursive: bool = False, report: Callable[[str, str], None] | None = None):
-    """PackedObjects in order: in-memory sources named <memory:k>, paths walked. A path that cannot
-    be scanned goes to report(path, why), the same callback Scanner.scan takes, or without one is
-    an InputError."""
+def objects_of(sources: Iterable[Source], recursive: bool = False, report: Callable[[str, str], None] | None = None,
+               follow_dirs: int = NAMED, follow_files: int = NAMED):
+    """PackedObjects in order: in-memory sources named <memory:k>, paths walked (symlinks as
+    io.tree.walk's follow levels say: by default only those named). A path that cannot be scanned
+    goes to report(path, why), the same callback Scanner.scan takes, or without one is an
+    InputError."""
     if report is None:
         def report(path: str, why: str) -> None:
             raise InputError(path, why)
@@ -51,7 +53,7 @@ def objects_of(sources: Iterable[Source], recursive: bool = False, report: Calla
             continue
         if not isinstance(source, (str, os.PathLike)):
             raise UsageError(f"cannot scan a {type(source).__name__}: give paths or bytes")
-        for shown, path in walk([os.fspath(source)], recursive, report):
+        for shown, path in walk([os.fspath(source)], recursive, report, follow_dirs, follow_files):
             yield PackedObject(index, shown, path)
             index += 1
 

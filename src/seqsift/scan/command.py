@@ -16,6 +16,7 @@ from seqsift.options import EXIT_CLEAN, EXIT_ERROR, EXIT_INFECTED, add_dask_opti
 from seqsift.scan.api import objects_of
 from seqsift.scan.engine import DEFAULT_STRIDE, FILTERS
 from seqsift.io.openers import STDIN, spool_stdin
+from seqsift.io.tree import ALWAYS, NAMED, NEVER
 from seqsift.scan.pipeline import DEFAULT_BUFFER, MIN_BUFFERS, Scanner
 from seqsift.scan.signatures import load_databases
 
@@ -32,6 +33,10 @@ def add_parser(sub, parent: argparse.ArgumentParser) -> None:
     p.add_argument("--db", "-d", action="append", required=True, metavar="FILE",
                    help="signature database: ClamAV .ndb, or one hex signature per line (repeatable)")
     p.add_argument("-r", "--recursive", action="store_true", help="scan directories recursively")
+    for kind in ("dir", "file"):
+        p.add_argument(f"--follow-{kind}-symlinks", type=int, choices=(NEVER, NAMED, ALWAYS), default=NAMED,
+                       metavar="0|1|2", help=f"symlinks to {kind}s, as clamscan: 0 never, 1 only those named on "
+                       "the command line, 2 also those met inside directories (default 1)")
     p.add_argument("--json", action="store_true", help="JSON Lines: one object per match, with offsets")
     p.add_argument("--no-summary", action="store_true", help="omit the closing summary")
     p.add_argument("--stats", action="store_true", help="print per-stage times, candidates and table statistics on stderr")
@@ -79,10 +84,10 @@ def run(args: argparse.Namespace) -> int:
             if args.json:
                 out.write(_json(Provenance(scanner.backend).as_dict(signatures=len(signatures))))
             word = "CANDIDATE" if args.no_verify else "FOUND"
-            objects = objects_of(sources, args.recursive, report)
+            objects = objects_of(sources, args.recursive, report, args.follow_dir_symlinks, args.follow_file_symlinks)
             results = _on_cluster(args, scanner, objects, report) if args.dask else scanner.scan(objects, report)
             for result in results:
-                path = "(standard input)" if spooled and result.path == spooled else result.path
+                path = STDIN if spooled and result.path == spooled else result.path  # '-', as find and grep
                 if result.error:
                     report(path, result.error)
                     continue
