@@ -137,3 +137,32 @@ def test_pairs_out_of_step_exit_2_without_output(genome, rng, tmp_path, capsys, 
     assert main(["map", str(ref), str(r1), str(r2), "-o", str(out), "-q"]) == 2
     assert message in capsys.readouterr().err
     assert not out.exists()
+
+
+def test_compressed_and_fasta_pairs_map_as_plain_fastq(genome, rng, tmp_path):
+    """gzip-compressed FASTQ and plain FASTA mates give the records of plain FASTQ (FASTA: no QUAL)."""
+    import gzip
+
+    ref, records = genome
+    pairs = simulate_pairs(rng, records, 40)
+    r1, r2 = write_pairs(tmp_path, pairs)
+    runs = {}
+    for form in ("plain", "gz", "fasta"):
+        if form == "gz":
+            files = []
+            for path in (r1, r2):
+                target = path.with_suffix(".fq.gz")
+                target.write_bytes(gzip.compress(path.read_bytes()))
+                files.append(target)
+        elif form == "fasta":
+            files = [tmp_path / "r1.fa", tmp_path / "r2.fa"]
+            for end, target in enumerate(files):
+                target.write_text("".join(f">{p[0]}/{end + 1}\n{p[1 + end]}\n" for p in pairs))
+        else:
+            files = [r1, r2]
+        out = tmp_path / f"{form}.sam"
+        assert main(["map", str(ref), *map(str, files), "-o", str(out), "-q"]) == 0
+        runs[form] = [line.split("\t") for line in out.read_text().splitlines() if not line.startswith("@")]
+    assert runs["gz"] == runs["plain"]
+    assert [f[:10] for f in runs["fasta"]] == [f[:10] for f in runs["plain"]]
+    assert {f[10] for f in runs["fasta"]} == {"*"}
