@@ -132,6 +132,16 @@ def _fmindex_part(args: argparse.Namespace) -> None:
         rate = len(reads) / (time.perf_counter() - start)
         print(f"   {len(reads):,} simulated 100 bp reads (90% cut from the genome): {int((counts > 0).sum()):,} "
               f"found, {rate / 1e3:,.0f} k reads/s counted on both strands")
+        noisy = [seq for _, seq in simulate(path, 20_000, 100, found_fraction=0.9, error_rate=0.01, seed=8,
+                                            indel_rate=0.002)]
+        exact = int((index.count(noisy) > 0).sum())
+        index.count(noisy[:100], errors=2)  # compile first
+        start = time.perf_counter()
+        within = index.count(noisy, errors=2, distance="edit")
+        rate = len(noisy) / (time.perf_counter() - start)
+        print(f"   {len(noisy):,} reads with 1% substitutions and 0.2% indels (seqsift search --errors 2): "
+              f"{exact:,} found exactly, {int((within > 0).sum()):,} within 2 edits, every place listed, "
+              f"{rate / 1e3:,.0f} k reads/s")
 
 
 def _alignment_part(args: argparse.Namespace, genome: np.ndarray) -> None:
