@@ -26,7 +26,8 @@ def add_parser(sub, parent: argparse.ArgumentParser) -> None:
         parents=[parent],
         help="scan files for signatures (ClamAV .ndb or hex lists): filter, then verify",
         description="Report every (file, signature) match as clamscan --allmatch does: 'path: Name FOUND'. "
-        "Exit status: 0 nothing found, 1 found, 2 error (unreadable files are reported and skipped).",
+        "Exit status (clamscan's): 1 something found (even beside an error), 0 nothing found, 2 nothing found "
+        "and an error (a file that cannot be scanned is reported on stderr and skipped; the rest go on).",
     )
     p.add_argument("paths", metavar="PATH", nargs="*", help="files or directories (with -r); - or none reads standard input")
     p.add_argument("--db", "-d", action="append", required=True, metavar="FILE",
@@ -100,7 +101,7 @@ def run(args: argparse.Namespace) -> int:
     finally:
         if spooled:
             os.unlink(spooled)
-    return EXIT_ERROR if errors else EXIT_INFECTED if found_files else EXIT_CLEAN
+    return EXIT_INFECTED if found_files else EXIT_ERROR if errors else EXIT_CLEAN  # clamscan: found wins
 
 
 def _options(args: argparse.Namespace) -> dict:
