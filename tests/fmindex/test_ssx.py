@@ -237,3 +237,24 @@ def test_an_unwritable_cache_means_a_full_check_every_time(tmp_path, good, count
     FMIndex.load(path)
     FMIndex.load(path)
     assert len(counted_checks) == 14
+
+
+@pytest.mark.parametrize("where", ["open directory", "open marker"])
+def test_markers_others_may_write_do_not_skip_the_check(tmp_path, good, counted_checks, monkeypatch, where):
+    """Issue item 6: in a cache directory anyone may write, a planted 'checked' marker would let a
+    crafted index skip validation; such a directory is not used, and a marker others may write
+    does not count."""
+    from seqsift.fmindex import checked
+
+    monkeypatch.setattr(checked, "SETTLED_NS", 0)
+    path = tmp_path / "x.ssx"
+    path.write_bytes(good)
+    FMIndex.load(path)  # remembered: its marker is made
+    (marker,) = (tmp_path / "cache" / "checked-indexes").iterdir()
+    if where == "open directory":
+        (tmp_path / "cache").chmod(0o777)
+    else:
+        marker.chmod(0o666)
+    counted_checks.clear()
+    FMIndex.load(path)
+    assert len(counted_checks) == 7  # checked in full again
