@@ -258,3 +258,37 @@ def test_markers_others_may_write_do_not_skip_the_check(tmp_path, good, counted_
     counted_checks.clear()
     FMIndex.load(path)
     assert len(counted_checks) == 7  # checked in full again
+
+
+CYCLE = ("import sys\n"
+         "import numpy as np\n"
+         "from seqsift.fmindex.layout import IndexArrays\n"
+         "from seqsift.fmindex.reference import Reference\n"
+         "from seqsift.fmindex.ssx import write_index\n"
+         "n = 3  # BWT rows '$', 'A', 'A': LF(1) = C[A] + rank(A, 1) = 1, a cycle that meets no mark\n"
+         "blocks = np.zeros((1, 8), np.uint64)\n"
+         "blocks[0, 2] = 0b110  # rows 1 and 2 hold A\n"
+         "blocks[0, 6] = 0b001  # row 0 ('$') is the only mark\n"
+         "arrays = IndexArrays(blocks=blocks, C=np.array([1, 3, 3, 3]), samples=np.array([2], np.uint32),\n"
+         "    kmer_table=np.array([[0, n]], np.uint32), packed=np.zeros(1, np.uint8),\n"
+         "    gaps=np.array([[2, 3]]), n=n, sa_sample=int(sys.argv[2]), repeat_sample=0, repeat_window=0, kmer=0)\n"
+         "reference = Reference(text=None, names=['crafted'], starts=np.array([0]), lengths=np.array([2]))\n"
+         "write_index(sys.argv[1], reference, arrays)\n")
+
+
+@pytest.mark.parametrize("sa_sample", [2**62, 32])
+def test_an_lf_cycle_with_valid_checksums_is_an_error_not_a_hang(tmp_path, sa_sample):
+    """Issue item 7: a crafted index (valid checksums and invariants) whose LF walk cycles without
+    a mark, and an sa_sample of 2^62: search and stats stop with a named error. Every walk is
+    bounded by min(sa_sample, n) steps (ssx._check), the stats walks by 65 as well."""
+    from tests.bounded import run_bounded, text
+
+    index, reads = tmp_path / "cycle.ssx", tmp_path / "reads.fa"
+    build = run_bounded([str(index), str(sa_sample)], code=CYCLE)
+    assert build.returncode == 0, text(build)[1]
+    reads.write_text(">r\nA\n")
+    for command in (["search", str(index), str(reads), "-q"], ["stats", str(index)]):
+        run = run_bounded(command, cpu=120)
+        out, err = text(run)
+        assert run.returncode == 2, (command, err)
+        assert "cycle.ssx: the index is inconsistent" in err and "internal error" not in err, err

@@ -173,6 +173,7 @@ def _check(name: str, header: dict, v: dict[str, np.ndarray], full: bool) -> Loa
     need(2 <= n <= MAX_TEXT and s >= 1 and 0 <= k <= MAX_KMER and repeat_sample >= 0 and window >= 0,
          "n, sa_sample, repeat_sample, repeat_window or kmer out of range")
     blocks, samples, table = v["blocks"], v["samples"], v["kmer_table"]
+    s = min(s, n)  # the bound of every LF walk (locate, stats): no walk of a sound index is longer
     need(n <= NARROW or samples.dtype == np.uint64, "a text past 2^32 symbols needs the wide (64-bit) layout")
     need(blocks.shape == (n // 64 + 1, WORDS), "rank blocks do not match the text length")
     need(C.shape == (4,) and np.all(np.diff(np.concatenate(([1], C, [n]))) >= 0), "C array")
