@@ -292,3 +292,34 @@ def test_an_lf_cycle_with_valid_checksums_is_an_error_not_a_hang(tmp_path, sa_sa
         out, err = text(run)
         assert run.returncode == 2, (command, err)
         assert "cycle.ssx: the index is inconsistent" in err and "internal error" not in err, err
+
+
+def _odd_headers(header):
+    for edit in ("n", "sa_sample", "C", "shape", "offset", "list"):
+        h = json.loads(json.dumps(header))
+        h["source"] = ""  # room for the longer values in the header's old length
+        if edit == "list":
+            yield edit, [1, 2, 3]
+            continue
+        if edit in ("shape", "offset"):
+            h["arrays"]["packed"][edit] = [float("inf")] if edit == "shape" else float("inf")
+        elif edit == "C":
+            h["C"][2] = float("inf")
+        else:
+            h[edit] = float("inf")  # written as Infinity, which Python's json reads (1e400 reads the same)
+        yield edit, h
+
+
+@pytest.mark.parametrize("case", range(6))
+def test_odd_header_values_are_named_errors(tmp_path, good, case, capsys):
+    """Issue item 9: header values that are no whole number in range (infinity, a list for the
+    header) are an error naming the file, not an internal error (OverflowError)."""
+    header, _ = parts(good)
+    what, h = list(_odd_headers(header))[case]
+    path = tmp_path / "bad.ssx"
+    path.write_bytes(rewrite_header(good, h))
+    reads = tmp_path / "r.fa"
+    reads.write_text(">r\nGAATTC\n")
+    assert main(["search", str(path), str(reads), "-q"]) == 2, what
+    err = capsys.readouterr().err
+    assert "bad.ssx: " in err and "internal error" not in err, (what, err)

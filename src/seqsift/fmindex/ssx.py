@@ -121,6 +121,8 @@ def load_index(path: str | os.PathLike) -> LoadedIndex:
 
 def _map_arrays(name: str, header: dict, mapped, data_start: int, size: int, full: bool) -> dict[str, np.ndarray]:
     """Views of the arrays the header lists, each inside the file; with full, checksummed."""
+    if not isinstance(header, dict):
+        raise InputError(name, "the index header is not a JSON object")
     layout = header.get("arrays")
     if not isinstance(layout, dict) or set(layout) != set(ARRAYS):
         raise InputError(name, f"the index header must list exactly the arrays {sorted(ARRAYS)}")
@@ -133,7 +135,7 @@ def _map_arrays(name: str, header: dict, mapped, data_start: int, size: int, ful
             shape = tuple(int(s) for s in spec["shape"])
             offset, crc = int(spec["offset"]), int(spec["crc32"])
             ok = spec["dtype"] == dtype and all(s >= 0 for s in shape) and offset >= 0 and offset % ALIGN == 0
-        except (KeyError, TypeError, ValueError):
+        except (KeyError, TypeError, ValueError, OverflowError):  # 1e400 is JSON's infinity
             ok = False
         if not ok:
             raise InputError(name, f"the index header describes array {key!r} wrongly")
@@ -168,8 +170,9 @@ def _check(name: str, header: dict, v: dict[str, np.ndarray], full: bool) -> Loa
         repeat_sample, window = int(header.get("repeat_sample", 0)), int(header.get("repeat_window", 0))
         C = np.asarray(header["C"], np.int64)
         names = [str(x) for x in header["names"]]
-    except (KeyError, TypeError, ValueError):
-        raise InputError(name, "the index header lacks n, sa_sample, kmer, C or names") from None
+    except (KeyError, TypeError, ValueError, OverflowError):
+        raise InputError(name, "the index header lacks n, sa_sample, kmer, C or names, or holds a value "
+                         "that is not a whole number in range") from None
     need(2 <= n <= MAX_TEXT and s >= 1 and 0 <= k <= MAX_KMER and repeat_sample >= 0 and window >= 0,
          "n, sa_sample, repeat_sample, repeat_window or kmer out of range")
     blocks, samples, table = v["blocks"], v["samples"], v["kmer_table"]
