@@ -9,6 +9,7 @@ a file replaced this way keeps its permission bits.
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import stat
@@ -21,6 +22,19 @@ from isal import igzip
 from seqsift.errors import OutputError, UsageError
 
 FORMATS = ("tsv", "json")
+# A write that fails so is the output's fault whatever code made it: the error names the output.
+_FULL = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
+
+
+@contextlib.contextmanager
+def _named(shown: str) -> Iterator[None]:
+    """An OSError of a full disk (or a quota, or a file-size limit) as an OutputError naming `shown`."""
+    try:
+        yield
+    except OSError as exc:
+        if isinstance(exc, OutputError) or exc.errno not in _FULL:
+            raise
+        raise OutputError(shown, exc.strerror or str(exc)) from None
 
 
 @contextlib.contextmanager
@@ -29,12 +43,14 @@ def atomic_output(path: str | os.PathLike | None) -> Iterator[BinaryIO]:
     A symlink is followed (its target is replaced, not the link); an existing target that is not
     a regular file (/dev/null, a FIFO, a terminal) is written directly, never replaced."""
     if path is None or str(path) == "-":
-        yield sys.stdout.buffer
-        sys.stdout.buffer.flush()
+        with _named("(standard output)"):
+            yield sys.stdout.buffer
+            sys.stdout.buffer.flush()
         return
-    target = os.path.realpath(os.fspath(path))
+    shown = os.fspath(path)
+    target = os.path.realpath(shown)
     if os.path.exists(target) and not stat.S_ISREG(os.stat(target).st_mode):
-        with open(target, "wb") as out:
+        with _named(shown), open(target, "wb") as out:
             yield out
         return
     try:
@@ -42,7 +58,7 @@ def atomic_output(path: str | os.PathLike | None) -> Iterator[BinaryIO]:
     except OSError as exc:
         raise OutputError(os.fspath(path), exc.strerror or str(exc)) from None
     try:
-        with os.fdopen(fd, "wb", buffering=1 << 20) as out:
+        with _named(shown), os.fdopen(fd, "wb", buffering=1 << 20) as out:
             yield out
         os.chmod(tmp, _mode_for(target))
         os.replace(tmp, target)
