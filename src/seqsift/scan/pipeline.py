@@ -24,7 +24,7 @@ import numpy as np
 from seqsift import backend as backends
 from seqsift.errors import UsageError
 from seqsift.scan._cpu import PAD
-from seqsift.scan.engine import DEFAULT_STRIDE, FILTERS, Engine, FilterCount, Occurrences, _merge
+from seqsift.scan.engine import DEFAULT_STRIDE, FILTERS, OCCURRENCE_LIMIT, Engine, FilterCount, Occurrences, _merge
 from seqsift.scan.program import compile_program
 from seqsift.io.pack import Filled, PackedObject, Packer
 from seqsift.scan.results import Collector, ObjectResult
@@ -251,7 +251,12 @@ class Scanner:
             self.stats.seconds["readback"] += time.perf_counter() - t
             tables = [tb for tb in tables if tb is not engine.seed_table]
             t = time.perf_counter()
-        found += [(table, *engine.table_candidates(table, filled.buffer, lo, hi)) for table in tables]
+        for table in tables:  # held only up to the block threshold: past it, the full pass
+            got = engine.table_candidates(table, filled.buffer, lo, hi, self.block_threshold)
+            if got is None:
+                self.stats.seconds["filter"] += time.perf_counter() - t
+                return "block", None, count
+            found.append((table, *got))
         self.stats.seconds["filter"] += time.perf_counter() - t
         return "candidates", found, count
 
@@ -285,6 +290,10 @@ class Scanner:
             if self.engine.sweep_pieces.size and self.verify:
                 parts.append(self.engine.sweep(filled.buffer, seg_lo, seg_hi, count))
             found = _merge(parts)
+        for k in sorted(count.dropped):  # past OCCURRENCE_LIMIT: that file is reported, the run goes on
+            obj = filled.segments[k].obj
+            obj.error = obj.error or (f"more than {OCCURRENCE_LIMIT:,} signature matches in one buffer: too many to "
+                                      "hold, not scanned")
         self.stats.candidates += count.candidates
         self.stats.checks += count.checks
         self.stats.seconds["verify"] += time.perf_counter() - t
