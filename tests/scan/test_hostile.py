@@ -142,3 +142,20 @@ def test_fuzz_engine_and_parser_against_the_regex_oracle(which):
                       cpu=1200, wall=1200)
     out, err = text(run)
     assert run.returncode == 0 and out.strip().endswith("ok"), err[-3000:]
+
+
+def test_names_with_control_characters_forge_no_lines(tmp_path, db):
+    """Issue item 9: a file named 'x\\nother: Evil FOUND' printed raw forges a FOUND line;
+    every control character in a path is escaped (\\n, \\t, \\xNN; the backslash doubled), in
+    the FOUND lines and in the messages on stderr alike. JSON escapes them itself."""
+    path, _ = db
+    forged = tmp_path / "x\nother: Evil FOUND\t\x1b[2J\\"
+    forged.write_bytes(SIG)
+    unreadable = tmp_path / "gone\nFake.Sig FOUND"
+    run = run_bounded(["scan", "--db", str(path), "--no-summary", str(forged), str(unreadable)])
+    out, err = text(run)
+    assert run.returncode == 1, err
+    assert out == f"{tmp_path}/x\\nother: Evil FOUND\\t\\x1b[2J\\\\: Hit.Sig FOUND\n"
+    assert err == f"seqsift scan: {tmp_path}/gone\\nFake.Sig FOUND: no such file (or a broken symlink), skipped\n"
+    run = run_bounded(["scan", "--db", str(path), "--no-summary", "--json", str(forged)])
+    assert json.loads(text(run)[0].splitlines()[1])["path"] == str(forged)

@@ -12,6 +12,7 @@ import contextlib
 import errno
 import json
 import os
+import re
 import stat
 import sys
 import tempfile
@@ -105,6 +106,17 @@ def open_output(path: str | os.PathLike | None, sam: bool = False, option: str =
             stream = BamWriter(out, os.fspath(path))
         yield stream
         stream.close()  # only on success: a failed run's partial stream is dropped with its temp file
+
+
+_ESCAPES = {"\\": "\\\\", "\n": "\\n", "\t": "\\t", "\r": "\\r"}
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\\]")
+
+
+def printable(name: str) -> str:
+    """A name (a path, a record name) safe on one line of text output: control characters
+    (a newline that would forge a line, a tab that would forge a field, a terminal escape) written
+    as \\n, \\t, \\r or \\xNN, and the backslash doubled so every escape reads one way back."""
+    return _CONTROL.sub(lambda m: _ESCAPES.get(m.group(), f"\\x{ord(m.group()):02x}"), name)
 
 
 class RowWriter:

@@ -11,7 +11,7 @@ import time
 from seqsift import __version__
 from seqsift.errors import UsageError
 from seqsift.io.provenance import Provenance
-from seqsift.io.writers import open_output
+from seqsift.io.writers import open_output, printable
 from seqsift.options import EXIT_CLEAN, EXIT_ERROR, EXIT_INFECTED, add_dask_options, dask_run, parse_size, positive_int, warn
 from seqsift.scan.api import objects_of
 from seqsift.scan.engine import DEFAULT_STRIDE, FILTERS
@@ -68,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
     def report(path: str, why: str) -> None:
         nonlocal errors
         errors += 1
-        sys.stderr.write(f"seqsift scan: {path}: {why}\n")
+        sys.stderr.write(f"seqsift scan: {printable(path)}: {why}\n")
 
     spooled = spool_stdin() if STDIN in paths else None
     found_files = 0
@@ -93,7 +93,8 @@ def run(args: argparse.Namespace) -> int:
                     if args.json:
                         out.write(_json({"path": path, "signature": m.name, "count": m.count, "offsets": m.offsets}))
                     else:
-                        out.write(f"{path}: {m.name} {word}\n".encode(errors="surrogateescape"))
+                        line = f"{printable(path)}: {printable(m.name)} {word}\n"  # a newline in a name forges no line
+                        out.write(line.encode(errors="surrogateescape"))
             if not args.no_summary:
                 out.write(_summary(args, scanner, found_files, time.perf_counter() - started))
         if args.stats:
