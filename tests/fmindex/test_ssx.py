@@ -323,3 +323,30 @@ def test_odd_header_values_are_named_errors(tmp_path, good, case, capsys):
     assert main(["search", str(path), str(reads), "-q"]) == 2, what
     err = capsys.readouterr().err
     assert "bad.ssx: " in err and "internal error" not in err, (what, err)
+
+
+@pytest.mark.parametrize("how", ["truncated", "same size"])
+def test_an_index_rewritten_in_place_during_a_search_is_an_error_not_a_crash(tmp_path, good, how):
+    """Issue item 9: a mapped index truncated (or rewritten) in place under a running search used
+    to end it with SIGBUS or SIGSEGV; the next batch now stops with an error naming the file. The
+    search runs in a bounded child, so a crash shows as its exit status."""
+    from tests.bounded import run_bounded, text
+
+    path = tmp_path / "x.ssx"
+    path.write_bytes(good)
+    code = ("import sys\n"
+            "from seqsift.errors import InputError\n"
+            "from seqsift.fmindex.api import FMIndex\n"
+            "index = FMIndex.load(sys.argv[1])\n"
+            "print(index.locate(['GAATTC'])[0][0])\n"
+            "with open(sys.argv[1], 'r+b') as f:\n"
+            "    f.truncate(4096) if sys.argv[2] == 'truncated' else (f.seek(2000), f.write(b'\\xff' * 5000))\n"
+            "try:\n"
+            "    index.locate(['GAATTC', 'GGATCC'])\n"
+            "except InputError as exc:\n"
+            "    print(exc)\n")
+    run = run_bounded([str(path), how], code=code)
+    out, err = text(run)
+    assert run.returncode == 0, err
+    count, message = out.splitlines()
+    assert int(count) > 0 and message.startswith(f"{path}: the index file was rewritten in place while in use")

@@ -32,6 +32,7 @@ class FMIndex:
         self.reference = reference
         self.arrays = arrays
         self.source = source
+        self.watch = None  # ssx.Watch of the mapped file, set by load()
         self._searchers: dict = {}
 
     @classmethod
@@ -51,7 +52,14 @@ class FMIndex:
         from seqsift.fmindex.ssx import load_index
 
         loaded = load_index(path)
-        return cls(loaded.reference, loaded.arrays, display_name(path))
+        index = cls(loaded.reference, loaded.arrays, display_name(path))
+        index.watch = loaded.watch
+        return index
+
+    def check_unchanged(self) -> None:
+        """InputError if the mapped index file was rewritten in place since it was loaded."""
+        if self.watch is not None:
+            self.watch.check()
 
     def save(self, path: str | os.PathLike) -> None:
         from seqsift.fmindex.ssx import write_index
@@ -110,6 +118,7 @@ class FMIndex:
 
     def locate_codes(self, codes: np.ndarray, bounds: np.ndarray, max_hits: int = 100) -> list[tuple[int, list[Hit]]]:
         """locate() of reads already encoded (codes 0-3, 255 for other letters, and bounds)."""
+        self.check_unchanged()
         return self.hit_lists(self.searcher().hits(codes, bounds, max_hits))
 
     def hit_lists(self, found) -> list[tuple[int, list[Hit]]]:

@@ -37,6 +37,7 @@ class ReadSearch:
 
     def __call__(self, batch: ReadBatch) -> tuple[bytes | list, bool]:
         """(the batch's output text, or its hit lists; whether any read matched)."""
+        self.index.check_unchanged()  # a file rewritten in place is an error, not a SIGBUS
         found = self.searcher.hits(batch.codes, batch.bounds, self.max_hits)
         matched = bool(found.counts.any())
         if self.fmt == "hits":

@@ -49,6 +49,37 @@ class LoadedIndex:
     reference: Reference
     arrays: IndexArrays
     header: dict
+    watch: "Watch | None" = None
+
+
+class Watch:
+    """The mapped file, watched: a descriptor of it kept open and its size and times at load, so a
+    search can tell, before each batch, that the file it maps was rewritten in place (which can
+    make a mapped page vanish: SIGBUS) and stop with an error instead. A file replaced by rename,
+    as `seqsift index` writes, leaves the mapped one whole and is no change here."""
+
+    def __init__(self, fd: int, status: os.stat_result, name: str):
+        self.fd, self.name = fd, name
+        self.seen = (status.st_size, status.st_mtime_ns, status.st_ctime_ns)
+
+    def check(self) -> None:
+        st = os.fstat(self.fd)
+        if (st.st_size, st.st_mtime_ns, st.st_ctime_ns) != self.seen:
+            raise InputError(self.name, "the index file was rewritten in place while in use: run again "
+                             "(write indexes to a new name and rename them over the old, as `seqsift index` does)")
+
+    def __reduce__(self):  # a descriptor means nothing in another process: a copy watches nothing
+        return _no_watch, ()
+
+    def __del__(self):
+        try:
+            os.close(self.fd)
+        except OSError:
+            pass
+
+
+def _no_watch() -> None:
+    return None
 
 
 def _crc(array: np.ndarray) -> int:
@@ -112,11 +143,12 @@ def load_index(path: str | os.PathLike) -> LoadedIndex:
             raise InputError(name, f"the index header is not valid JSON ({exc})") from None
         data_start = -(-(PREAMBLE.size + header_len) // ALIGN) * ALIGN
         mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if size else None
+        watch = Watch(os.dup(f.fileno()), status, name)
     full = not checked.seen(status)
     loaded = _check(name, header, _map_arrays(name, header, mapped, data_start, size, full), full)
     if full:
         checked.remember(status)
-    return loaded
+    return LoadedIndex(loaded.reference, loaded.arrays, loaded.header, watch)
 
 
 def _map_arrays(name: str, header: dict, mapped, data_start: int, size: int, full: bool) -> dict[str, np.ndarray]:
