@@ -197,3 +197,19 @@ def test_batches_kept_by_the_caller_stay_intact(tmp_path, monkeypatch, rng):
     for n, batch in kept:
         assert (batch.raw.tobytes(), batch.seq.tobytes(), batch.codes.tobytes()) == snapshots[n]
     assert b"".join(s[1] for s in snapshots) == "".join(seqs).encode()
+
+
+@pytest.mark.parametrize("reader", ["reads", "fastx"])
+@pytest.mark.parametrize("form,line", [("fasta", 3), ("fastq", 5)])
+def test_names_with_control_characters_are_refused_naming_the_line(tmp_path, reader, form, line):
+    """Issue item 9: a name holding ESC, ^A or another control byte would reach TSV and SAM outputs
+    raw (a forged field, a terminal escape); both readers refuse it, naming the header's line."""
+    path = tmp_path / f"r.{form}"
+    if form == "fasta":
+        path.write_bytes(b">good desc\r\nACGT\r\n>b\x1bad\nACGT\n")
+    else:
+        path.write_bytes(b"@good\nACGT\n+\nIIII\n@b\x01ad x\nACGT\n+\nIIII\n")
+    read = (lambda: list(read_reads(path))) if reader == "reads" else (lambda: list(read_batches(path)))
+    with pytest.raises(FormatError, match="control character") as info:
+        read()
+    assert info.value.line == line and str(path) in str(info.value)

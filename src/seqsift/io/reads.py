@@ -155,9 +155,29 @@ def _parse_batch(data, final, fastq, batch_reads, copy, table, path, line, index
         raise FormatError(path, line + err_line, _message(err, byte))
     if not reads:
         return None, used, lines
+    _plain_names(data, name_lo[:reads], name_hi[:reads], path, line)
     return ReadBatch(raw=data[:used], seq=seq[: bounds[reads]], codes=codes[: bounds[reads]],
                      bounds=bounds[: reads + 1], name_lo=name_lo[:reads], name_hi=name_hi[:reads],
                      qual_lo=qual_lo[:reads], first=index), used, lines
+
+
+def _plain_names(data: np.ndarray, lo: np.ndarray, hi: np.ndarray, path: str, line: int) -> None:
+    """FormatError naming the line of the first read name holding a control character (a byte
+    below 0x20 or 0x7f): printed in TSV or SAM it could forge a field or a line, and SAM's QNAME
+    allows none. Costs a pass over the names' bytes only."""
+    lengths = hi - lo
+    total = int(lengths.sum())
+    if not total:
+        return
+    starts = np.repeat(lo - np.concatenate(([0], np.cumsum(lengths)[:-1])), lengths)
+    name_bytes = data[starts + np.arange(total)]
+    bad = (name_bytes < 0x20) | (name_bytes == 0x7F)
+    if not bad.any():
+        return
+    first = int(np.searchsorted(np.cumsum(lengths), int(np.argmax(bad)), "right"))
+    header = line + int(np.count_nonzero(data[: lo[first]] == 10))
+    raise FormatError(path, header, f"read name holds control character {bytes([name_bytes[np.argmax(bad)]])!r}; "
+                      "names are printed in TSV and SAM, where it could forge a field or a line")
 
 
 def _framed(source, batch_reads: int, copy: bool, table: np.ndarray, block: int):
