@@ -159,3 +159,18 @@ def test_names_with_control_characters_forge_no_lines(tmp_path, db):
     assert err == f"seqsift scan: {tmp_path}/gone\\nFake.Sig FOUND: no such file (or a broken symlink), skipped\n"
     run = run_bounded(["scan", "--db", str(path), "--no-summary", "--json", str(forged)])
     assert json.loads(text(run)[0].splitlines()[1])["path"] == str(forged)
+
+
+def test_a_file_past_the_occurrence_bound_is_reported_and_the_run_goes_on(monkeypatch):
+    """The last resort of item 1: verified occurrences past the bound of one buffer (here its
+    floor, 65,536 a thread) drop the object part holding the most, whose file is reported with
+    a reason; the other files of the buffer keep their exact findings."""
+    from seqsift import scan
+    from seqsift.scan import engine
+
+    monkeypatch.setattr(engine, "OCCURRENCE_LIMIT", 1)
+    results = scan([b"AB" * 200_000, b"\0" * 10 + SIG + b"AB" * 10], [("Pair", "4142"), ("Hit.Sig", SIG.hex())],
+                   threads=1)
+    assert results[0].error.startswith("too many signature matches in one buffer") and not results[0].matches
+    assert [(m.name, m.count, m.offsets[:2]) for m in results[1].matches] == [("Pair", 10, [27, 29]),
+                                                                           ("Hit.Sig", 1, [10])]

@@ -24,7 +24,7 @@ import numpy as np
 from seqsift import backend as backends
 from seqsift.errors import UsageError
 from seqsift.scan._cpu import PAD
-from seqsift.scan.engine import DEFAULT_STRIDE, FILTERS, OCCURRENCE_LIMIT, Engine, FilterCount, Occurrences, _merge
+from seqsift.scan.engine import DEFAULT_STRIDE, FILTERS, Engine, FilterCount, Occurrences, _merge
 from seqsift.scan.program import compile_program
 from seqsift.io.pack import Filled, PackedObject, Packer
 from seqsift.scan.results import Collector, ObjectResult
@@ -290,10 +290,10 @@ class Scanner:
             if self.engine.sweep_pieces.size and self.verify:
                 parts.append(self.engine.sweep(filled.buffer, seg_lo, seg_hi, count))
             found = _merge(parts)
-        for k in sorted(count.dropped):  # past OCCURRENCE_LIMIT: that file is reported, the run goes on
+        for k in sorted(count.dropped):  # past engine.OCCURRENCE_LIMIT: that file is reported, the run goes on
             obj = filled.segments[k].obj
-            obj.error = obj.error or (f"more than {OCCURRENCE_LIMIT:,} signature matches in one buffer: too many to "
-                                      "hold, not scanned")
+            obj.error = obj.error or ("too many signature matches in one buffer to hold (the bound is 2^25 "
+                                      "over all threads), not scanned")
         self.stats.candidates += count.candidates
         self.stats.checks += count.checks
         self.stats.seconds["verify"] += time.perf_counter() - t
