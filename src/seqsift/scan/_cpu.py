@@ -98,84 +98,6 @@ def same_bytes(x, i, y, j, length):
 
 
 @njit(inline="always", nogil=True, boundscheck=False)
-def match_piece(data, start, end, p, kind, a, b, opt_lo, opt_len, opt_val, opt_mask, info, op_byte, cur, nxt):
-    """The least end of piece p matched at data[start:], inside data[:end]; -1 when it does not
-    match. cur/nxt hold the sorted set of positions the piece may have reached so far (gaps and
-    uneven alternatives widen it). The arrays are Program.arrays, passed one by one."""
-    j0, j1 = info[p, 0], info[p, 1]
-    if info[p, 5]:  # exact bytes only: compare them
-        if start + (j1 - j0) > end:
-            return -1
-        for j in range(j0, j1):
-            if data[start + j - j0] != op_byte[j]:
-                return -1
-        return start + (j1 - j0)
-    cur[0] = start
-    nc = 1
-    for j in range(j0, j1):
-        k = kind[j]
-        nn = 0
-        if k == 0:
-            v = a[j]
-            m = b[j]
-            for t in range(nc):
-                q = cur[t]
-                if q < end and (data[q] & m) == v:
-                    nxt[nn] = q + 1
-                    nn += 1
-        elif k == 1:
-            last = -1
-            for t in range(nc):
-                x0 = max(cur[t] + a[j], last + 1)
-                x1 = min(cur[t] + b[j], end)
-                for x in range(x0, x1 + 1):
-                    nxt[nn] = x
-                    nn += 1
-                if x1 > last:
-                    last = x1
-        else:
-            for t in range(nc):
-                q = cur[t]
-                for o in range(a[j], a[j] + b[j]):
-                    length = opt_len[o]
-                    if q + length > end:
-                        continue
-                    s = opt_lo[o]
-                    ok = True
-                    for u in range(length):
-                        if (data[q + u] & opt_mask[s + u]) != opt_val[s + u]:
-                            ok = False
-                            break
-                    if ok:
-                        nxt[nn] = q + length
-                        nn += 1
-            nn = _sort_unique(nxt, nn)
-        if nn == 0:
-            return -1
-        for t in range(nn):
-            cur[t] = nxt[t]
-        nc = nn
-    return cur[0]
-
-
-@njit(inline="always", nogil=True, boundscheck=False)
-def _sort_unique(x, n):
-    for i in range(1, n):
-        v = x[i]
-        j = i - 1
-        while j >= 0 and x[j] > v:
-            x[j + 1] = x[j]
-            j -= 1
-        x[j + 1] = v
-    m = 0
-    for i in range(n):
-        if m == 0 or x[i] != x[m - 1]:
-            x[m] = x[i]
-            m += 1
-    return m
-
-
-@njit(inline="always", nogil=True, boundscheck=False)
 def _segment(seg_lo, x):
     """Index of the last segment starting at or before x; -1 before the first."""
     lo, hi = 0, seg_lo.size
@@ -269,10 +191,10 @@ def table_rows(pos, entry, e_piece, e_rel, seg_lo, seg_hi, rows):
 
 
 @njit(nogil=True, boundscheck=False, cache=True)
-def verify_rows(data, rows, n, seg_lo, seg_hi, prog, cur, nxt, out):
-    """Each row's starts (its anchor less the piece's prefix) tried against the whole piece
-    inside its object; every match goes to out (segment, piece, start, end), which must hold
-    a row per start tried. Returns the count."""
+def verify_rows(data, rows, n, seg_lo, seg_hi, prog, out):
+    """Rows of pieces of exact bytes (Program.literal): each compared at its one start inside its
+    object; every match goes to out (segment, piece, start, end), which must hold a row per row.
+    Returns the count. Pieces with gaps or alternatives go to verify_groups."""
     kind, a, b, opt_lo, opt_len, opt_val, opt_mask, info, op_byte = prog
     r_anchor, r_seg, r_piece = rows
     o_seg, o_piece, o_start, o_end = out
@@ -280,22 +202,13 @@ def verify_rows(data, rows, n, seg_lo, seg_hi, prog, cur, nxt, out):
     for r in range(n):
         s, p = r_seg[r], r_piece[r]
         end = seg_hi[s]
-        first = max(r_anchor[r] - info[p, 3], seg_lo[s])
-        last = r_anchor[r] - info[p, 2]
-        if info[p, 5]:  # exact bytes: compared here, the general matcher inlined is 3x slower
-            st = first
-            j0, j1 = info[p, 0], info[p, 1]
-            if st + (j1 - j0) > end:
-                continue
-            if same_bytes(data, st, op_byte, j0, j1 - j0):
-                o_seg[m], o_piece[m], o_start[m], o_end[m] = s, p, st, st + (j1 - j0)
-                m += 1
+        st = max(r_anchor[r] - info[p, 3], seg_lo[s])
+        j0, j1 = info[p, 0], info[p, 1]
+        if st + (j1 - j0) > end:
             continue
-        for st in range(first, last + 1):
-            e = match_piece(data, st, end, p, kind, a, b, opt_lo, opt_len, opt_val, opt_mask, info, op_byte, cur, nxt)
-            if e >= 0:
-                o_seg[m], o_piece[m], o_start[m], o_end[m] = s, p, st, e
-                m += 1
+        if same_bytes(data, st, op_byte, j0, j1 - j0):
+            o_seg[m], o_piece[m], o_start[m], o_end[m] = s, p, st, st + (j1 - j0)
+            m += 1
     return m
 
 

@@ -117,7 +117,6 @@ class Engine:
             mid = n[~long & (anchor >= TAG + 2)]
             self.stride_filter = build_stride_filter(prog, strided, stride, pair_logp=self.pair_logp) if strided.size else None
             self.mid_table = build_key_tag_table(prog, mid, TABLE_BLOOM_BITS, self.pair_logp) if mid.size else None
-        self._scratch = [self._new_scratch() for _ in range(max(threads, 1))]
         width = _cpu.GROUP_STARTS + prog.max_span + 4  # verify_groups' scratch: one group's bytes
         self._groups = [(np.empty(width, np.int64), np.empty(width, np.int64), np.empty(width, np.int64))
                         for _ in range(max(threads, 1))]
@@ -130,11 +129,6 @@ class Engine:
         if self._seed_table is None:
             self._seed_table = build_key_tag_table(self.program, self.seed_pieces, pair_logp=self.pair_logp)
         return self._seed_table
-
-    def _new_scratch(self) -> tuple[np.ndarray, np.ndarray]:
-        """verify_rows' position sets: unused by its exact-bytes path, the only one called (a
-        piece with gaps or alternatives goes to verify_groups, whose scratch is _groups)."""
-        return np.empty(2, np.int64), np.empty(2, np.int64)
 
     # -- filtering -------------------------------------------------------------------------------
     def table_candidates(self, table: KeyTagTable, buf: np.ndarray, lo: int, hi: int,
@@ -195,7 +189,7 @@ class Engine:
             lit = tuple(x[literal] for x in rows) if not literal.all() else rows
             size = lit[0].size
             out = (np.empty(size, np.int64), np.empty(size, np.int32), np.empty(size, np.int64), np.empty(size, np.int64))
-            m = _cpu.verify_rows(buf, lit, size, seg_lo, seg_hi, self.prog_arrays, *self._scratch[k][:2], out)
+            m = _cpu.verify_rows(buf, lit, size, seg_lo, seg_hi, self.prog_arrays, out)
             parts.add(Occurrences(*(o[:m].copy() for o in out)))  # a view would hold all of out
             tried += size
         if not literal.all():

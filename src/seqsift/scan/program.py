@@ -48,7 +48,7 @@ class Program:
 
     @property
     def arrays(self) -> tuple:
-        """What the kernels read (_cpu.match_piece and _check index it by position): the ops, and
+        """What the kernels read (_cpu.verify_rows and verify_groups index it by position): the ops, and
         per piece one row of PIECE_INFO columns, so a candidate's piece costs one cache line."""
         info = np.stack([self.piece_ops[:-1], self.piece_ops[1:], self.prefix_min, self.prefix_max,
                          self.anchor_len, self.literal.astype(np.int32)], axis=1).astype(np.int32)
