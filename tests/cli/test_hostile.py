@@ -84,3 +84,19 @@ def test_o_keeps_an_existing_files_mode(tmp_path):
     run = run_bounded(["find", "ACGT", str(data), "-o", str(out)])
     assert run.returncode == 0, text(run)[1]
     assert out.stat().st_mode & 0o777 == 0o600 and out.read_bytes() != b"old"
+
+
+def test_find_escapes_control_characters_in_file_names(tmp_path):
+    """Issue item 9: find's TSV rows name the file; a name with a newline and a tab would forge a
+    row with fields of its own choosing. Text cells are escaped (io.writers.printable); JSON
+    keeps the name as a JSON string."""
+    import json
+
+    forged = tmp_path / "a\nforged\t999"
+    forged.write_bytes(b"xxACGTxxACGT")
+    run = run_bounded(["find", "ACGT", str(forged)])
+    out, err = text(run)
+    assert run.returncode == 0, err
+    assert out == f"{tmp_path}/a\\nforged\\t999\t2\n{tmp_path}/a\\nforged\\t999\t8\n"
+    run = run_bounded(["find", "ACGT", str(forged), "--json"])
+    assert [json.loads(line)["path"] for line in text(run)[0].splitlines()[1:]] == [str(forged)] * 2

@@ -110,6 +110,7 @@ def open_output(path: str | os.PathLike | None, sam: bool = False, option: str =
 
 _ESCAPES = {"\\": "\\\\", "\n": "\\n", "\t": "\\t", "\r": "\\r"}
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\\]")
+_UNSAFE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\\]")  # _CONTROL less the tab and newline TSV is made of
 
 
 def printable(name: str) -> str:
@@ -132,8 +133,18 @@ class RowWriter:
             self._write_json(provenance)
 
     def write_rows(self, rows: Iterable[Sequence]) -> None:
+        """TSV cells that are text pass through printable(): a file or record name holding a tab or
+        a newline cannot forge a field or a row. Checked on the whole block at C speed (as many
+        newlines as rows, tabs as separators, no other control character or backslash); only a
+        block that fails is written again cell by cell."""
         if self.fmt == "tsv":
-            self.out.write(b"".join(("\t".join(map(str, row)) + "\n").encode() for row in rows))
+            rows = rows if isinstance(rows, list) else list(rows)
+            block = "".join(["\t".join(map(str, row)) + "\n" for row in rows])
+            if rows and (block.count("\n") != len(rows) or block.count("\t") != len(rows) * (len(self.fields) - 1)
+                         or _UNSAFE.search(block)):
+                block = "".join(["\t".join(printable(c) if isinstance(c, str) else str(c) for c in row) + "\n"
+                                 for row in rows])
+            self.out.write(block.encode(errors="surrogateescape"))
         else:
             for row in rows:
                 self._write_json(dict(zip(self.fields, row)))
