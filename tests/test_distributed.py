@@ -72,6 +72,26 @@ def test_files_are_read_by_path_when_seen_and_sent_otherwise(client, lambda_inde
         assert [hits for hits, _ in got] == [expected]
 
 
+def test_a_database_edited_in_the_middle_is_never_answered_from_before(tmp_path, client, rng):
+    """Issue item 5: a database edited in the middle keeps its size and its first and last MiB; the
+    workers of a long-lived cluster must not scan with what they built from it before, and the
+    'workers see the same file' check must tell the two apart as well."""
+    old, new = bytes(rng.integers(0, 256, 16).astype(np.uint8)), bytes(rng.integers(0, 256, 16).astype(np.uint8))
+    padding = "# " + "x" * 60 + "\n"
+    db = tmp_path / "sigs.ndb"
+    body = padding * 25_000 + "Middle:0:*:{}\n" + padding * 25_000  # 3.2 MB: the signature 1.6 MB in
+    db.write_text(body.format(old.hex()))
+    data = tmp_path / "data.bin"
+    data.write_bytes(b"\0" * 100 + new + b"\0" * 100)
+    size, first = cluster.fingerprint(str(db))
+    assert cluster.scan(client, [str(data)], str(db))[0].matches == []
+    db.write_text(body.format(new.hex()))
+    assert cluster.fingerprint(str(db)) != (size, first) and db.stat().st_size == size
+    (result,) = cluster.scan(client, [str(data)], str(db))
+    assert [(m.name, m.offsets) for m in result.matches] == [("Middle", [100])]
+    assert cluster.workers_see(client, [str(db)])
+
+
 # -- exact search --------------------------------------------------------------------------------
 @pytest.mark.parametrize("partition", [1, 29, 4096])
 def test_find_matches_the_oracle_at_any_partition(client, rng, partition):

@@ -106,3 +106,50 @@ def test_a_second_search_runs_without_numba_and_matches_it(tmp_path):
         dispatched, expected = _search(tmp_path, index, reads, *extra, precompiled_on="0")
         assert compiled == (extra != ("-t", "2")) and not loaded and dispatched
         assert output == expected and len(output) > 3000 * 20
+
+
+def _planted(cache, monkeypatch, dir_mode=0o700, file_mode=0o600):
+    """A well-formed object file (the expected symbol, a matching hash) planted where the kernel's
+    would be; (what _cached_object returned, the planted bytes). Compiling is replaced by a marker
+    value, so whichever of the two is returned says whether the planted file was used."""
+    variant = QUOTIENT.variants[0]
+    monkeypatch.setattr(precompiled, "_compile", lambda v: ("compiled", b"compiled here"))
+    precompiled._warned.clear()
+    cache.mkdir(mode=0o700)
+    cache.chmod(dir_mode)
+    tag = precompiled.hashlib.sha256(f"{variant.signature}/{QUOTIENT.results}".encode()).hexdigest()[:12]
+    sub = cache / f"precompiled-{precompiled._cache_key()}"
+    sub.mkdir(mode=0o700)
+    path = sub / f"{QUOTIENT.module}.{QUOTIENT.name}-{tag}.o"
+    code = b"planted machine code"
+    header = precompiled.json.dumps({"symbol": "planted", "sha256": precompiled.hashlib.sha256(code).hexdigest()})
+    path.write_bytes(precompiled._MAGIC + header.encode() + b"\n" + code)
+    path.chmod(file_mode)
+    return precompiled._cached_object(variant)
+
+
+def test_a_planted_object_in_a_cache_others_may_write_is_not_loaded(cache, monkeypatch, capsys):
+    """Issue item 6: a world-writable SEQSIFT_CACHE_DIR is not used (a warning says why); a file
+    others may write is not used in a private one either; the user's own file is (the control)."""
+    assert _planted(cache, monkeypatch, dir_mode=0o777) == ("compiled", b"compiled here")
+    assert "is not used: it is writable by others (mode 777)" in capsys.readouterr().err
+
+
+def test_a_planted_object_writable_by_others_is_not_loaded(cache, monkeypatch):
+    assert _planted(cache, monkeypatch, file_mode=0o666) == ("compiled", b"compiled here")
+
+
+def test_the_users_own_object_is_loaded(cache, monkeypatch):
+    assert _planted(cache, monkeypatch) == ("planted", b"planted machine code")
+
+
+def test_a_cache_under_a_directory_anyone_may_write_is_not_used(tmp_path, monkeypatch, capsys):
+    open_dir = tmp_path / "open"
+    open_dir.mkdir()
+    open_dir.chmod(0o777)  # no sticky bit: anyone may rename the cache away and put another there
+    monkeypatch.setenv("SEQSIFT_CACHE_DIR", str(open_dir / "cache"))
+    precompiled._warned.clear()
+    assert precompiled.private_dir("sub") is None
+    assert "which anyone may write" in capsys.readouterr().err
+    open_dir.chmod(0o1777)  # /tmp's form: the sticky bit keeps others' hands off the user's entries
+    assert precompiled.private_dir("sub") == open_dir / "cache" / "sub"

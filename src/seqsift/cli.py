@@ -1,17 +1,20 @@
 """The `seqsift` command: one subcommand per engine, one place that maps errors to exit codes.
 
 Exit status: each command's own for its results (options.py: grep's 0 found / 1 none for find,
-clamscan's 0 clean / 1 found for scan, bwa's 0 for search whether or not a read matched), 2 usage
-or input error, 130 interrupted.
+clamscan's 0 clean / 1 found for scan, even beside an error, bwa's 0 for search whether or not a read
+matched), 2 usage or input error, 130 interrupted (Ctrl-C), 143 on SIGTERM and 129 on SIGHUP, after
+the same clean-up.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import os
 import signal
 import sys
+import threading
 import traceback
 
 from seqsift import __version__
@@ -75,10 +78,14 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as exc:  # argparse: --help/--version exit 0, usage errors exit 2
         return int(exc.code or 0)
     try:
-        return args.run(args)
+        with _terminating():
+            return args.run(args)
     except KeyboardInterrupt:
         sys.stderr.write("seqsift: interrupted\n")
         return EXIT_INTERRUPTED
+    except Terminated as exc:
+        sys.stderr.write(f"seqsift: {signal.Signals(exc.signum).name} received, stopped\n")
+        return 128 + exc.signum
     except BrokenPipeError:  # e.g. `seqsift find ... | head`: stop quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 128 + signal.SIGPIPE
@@ -91,6 +98,35 @@ def main(argv: list[str] | None = None) -> int:
         else:
             sys.stderr.write(f"seqsift {args.command}: internal error: {exc!r} (run with --debug for details)\n")
         return EXIT_ERROR
+
+
+class Terminated(BaseException):
+    """SIGTERM or SIGHUP, raised in the main thread as Ctrl-C's KeyboardInterrupt is, so the same
+    clean-up runs (temporary outputs removed, threads stopped) and the command exits 128 + the signal."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+
+@contextlib.contextmanager
+def _terminating():
+    """SIGTERM and SIGHUP raise Terminated while a command runs (main thread only; elsewhere, as
+    in a Dask worker or a test's thread, the handlers stay as they are)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum, frame):
+        raise Terminated(signum)
+
+    wanted = [getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name)]
+    old = {sig: signal.signal(sig, stop) for sig in wanted if signal.getsignal(sig) is not signal.SIG_IGN}
+    try:
+        yield
+    finally:
+        for sig, handler in old.items():
+            signal.signal(sig, handler)
 
 
 def entry() -> None:

@@ -10,7 +10,9 @@ mechanism serves all four engines:
 - what every partition needs (an index, a database, signatures) reaches each worker process once:
   read from its path when every worker sees the same file there (an .ssx index is then
   memory-mapped), otherwise its bytes are broadcast and written to the worker's local directory
-  first; objects given in memory are broadcast as they are;
+  first; objects given in memory are broadcast as they are. What a worker built is kept under a
+  key made of the files' whole-content hashes (fingerprint), so an edited file is never answered
+  from what was built from it before, and the same hashes tell whether the workers see the files;
 - each partition is one task calling the engine's chunk function, the one its local path runs;
 - results are taken back in input order, a bounded number in flight.
 
@@ -31,6 +33,7 @@ import os
 import re
 import tempfile
 import threading
+import time
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator
@@ -38,7 +41,8 @@ from typing import Any, Callable, Iterator
 from seqsift.errors import SeqsiftError, UsageError
 
 LOCAL = re.compile(r"^local:(\d+)$")
-FINGERPRINT_BYTES = 1 << 20  # hashed at each end of a shared file to tell it is the same file
+HASH_PIECE = 4 << 20  # a shared file is hashed whole, this many bytes a read
+SETTLED_NS = 2_000_000_000  # a file changed more recently is hashed again at every use (git's "racy" rule)
 MAX_KEPT = 4  # shared objects a worker process keeps between runs (least recently used dropped)
 CONNECT_TIMEOUT = 10
 
@@ -106,15 +110,28 @@ class Resource:
     payload: Any = None  # a Future of the files' bytes or of the object; None: read the paths
 
 
+_HASHED: dict[tuple, str] = {}  # a file's identity (device, inode, size, times) -> its content hash
+
+
 def fingerprint(path: str) -> tuple[int, str]:
-    """(size, hash of its first and last MiB): the same file, seen from another machine."""
+    """(size, hash of the whole content): the same file, seen from another machine. Whole, because
+    a database or index edited in the middle keeps its size and ends, and a worker that kept what
+    it built from the old one would answer from it. Each process remembers the hash of a file by
+    its identity (device, inode, size, modification and change times: any write sets the change
+    time), so a long-lived worker reads an unchanged file once; a file changed in the last two
+    seconds is hashed again at every use (a write within the same clock tick may leave its times)."""
     with open(path, "rb") as f:
-        size = os.fstat(f.fileno()).st_size
-        digest = hashlib.blake2b(f.read(FINGERPRINT_BYTES), digest_size=16)
-        if size > FINGERPRINT_BYTES:
-            f.seek(max(size - FINGERPRINT_BYTES, FINGERPRINT_BYTES))
-            digest.update(f.read())
-    return size, digest.hexdigest()
+        st = os.fstat(f.fileno())
+        identity = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+        known = _HASHED.get(identity)
+        if known is not None:
+            return st.st_size, known
+        digest = hashlib.blake2b(digest_size=16)
+        while piece := f.read(HASH_PIECE):
+            digest.update(piece)
+    if time.time_ns() - max(st.st_mtime_ns, st.st_ctime_ns) >= SETTLED_NS:
+        _HASHED[identity] = digest.hexdigest()
+    return st.st_size, digest.hexdigest()
 
 
 def _fingerprints(paths: list[str], thorough: bool = True) -> list | None:

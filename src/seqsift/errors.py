@@ -16,6 +16,7 @@ class InputError(SeqsiftError, OSError):
 
     def __init__(self, path: str, message: str):
         self.path = path
+        self.why = message  # without the path, for a caller that reports and skips
         super().__init__(f"{path}: {message}")
 
 

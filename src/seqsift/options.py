@@ -49,6 +49,14 @@ def positive_int(text: str) -> int:
     return value
 
 
+def port_number(text: str) -> int:
+    """A TCP port: 1 to 65535."""
+    value = positive_int(text)
+    if value > 65535:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number (1 to 65535)")
+    return value
+
+
 def common_options() -> argparse.ArgumentParser:
     """Options every subcommand takes."""
     p = argparse.ArgumentParser(add_help=False)

@@ -13,6 +13,12 @@ and Numba's code-generation settings. A stale, damaged or foreign file is recomp
 trusted; nothing in it is unpickled. Directory: $SEQSIFT_CACHE_DIR, else
 $XDG_CACHE_HOME/seqsift, else ~/.cache/seqsift; where none is writable, each process compiles
 its own. SEQSIFT_PRECOMPILED=0 calls the Numba functions instead.
+
+The cache holds machine code this process runs, so it is trusted as ssh trusts its keys: only a
+directory owned by the user and writable by no one else, under no directory others may write
+without the sticky bit, with subdirectories and files owned by the user and writable by no one
+else (checked on the opened file). Anything else is not used: a warning says why, and each
+process compiles its own (a matching hash proves only that whoever wrote the file hashed it).
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ import importlib.machinery
 import importlib.util
 import json
 import os
+import stat
 import sys
 import tempfile
 import threading
@@ -221,28 +228,88 @@ def _cache_key() -> str:
 
 
 def cache_dir() -> Path:
+    """Where the cache would be (not checked: private_dir and trusted_file check it)."""
     if os.environ.get("SEQSIFT_CACHE_DIR"):
         return Path(os.environ["SEQSIFT_CACHE_DIR"])
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return Path(base) / "seqsift"
 
 
+_warned: set = set()
+
+
+def _mine(st: os.stat_result) -> bool:
+    """Owned by this user and writable by no one else."""
+    return st.st_uid == os.getuid() and not st.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+
+
+def _untrusted(path: Path) -> str | None:
+    """Why a directory cannot hold code this process will run (None: it can)."""
+    try:
+        st = os.stat(path)
+    except OSError as exc:
+        return f"cannot be read ({exc.strerror or exc})"
+    if not stat.S_ISDIR(st.st_mode):
+        return "is not a directory"
+    if st.st_uid != os.getuid():
+        return f"is owned by uid {st.st_uid}, not by this user"
+    if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        return f"is writable by others (mode {stat.S_IMODE(st.st_mode):o})"
+    for parent in Path(os.path.abspath(path)).parents:
+        try:
+            up = os.stat(parent)
+        except OSError:
+            continue
+        if up.st_mode & stat.S_IWOTH and not up.st_mode & stat.S_ISVTX:
+            return f"lies in {parent}, which anyone may write (no sticky bit)"
+    return None
+
+
+def private_dir(name: str) -> Path | None:
+    """The cache's subdirectory `name`, made if missing (mode 700), or None where the cache is
+    missing and cannot be made (silently) or is not trusted (with a warning, once a process)."""
+    top = cache_dir()
+    path = top / name
+    try:
+        path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    except OSError:
+        return None
+    why = _untrusted(top) or (_untrusted(path) and f"has {name}, which {_untrusted(path)}")
+    if why:
+        if str(top) not in _warned:
+            _warned.add(str(top))
+            sys.stderr.write(f"seqsift: warning: the cache directory {top} is not used: it {why}\n")
+        return None
+    return path
+
+
+def trusted_file(f) -> bool:
+    """Whether an opened cache file is the user's own and writable by no one else."""
+    st = os.fstat(f.fileno())
+    return stat.S_ISREG(st.st_mode) and _mine(st)
+
+
 def _cached_object(variant: _Variant) -> tuple[str, bytes]:
     """The variant's (symbol, object code) from the cache, compiled and stored when missing."""
     kernel = variant.kernel
     tag = hashlib.sha256(f"{variant.signature}/{kernel.results}".encode()).hexdigest()[:12]
-    path = cache_dir() / f"precompiled-{_cache_key()}" / f"{kernel.module}.{kernel.name}-{tag}.o"
-    found = _read(path)
+    directory = private_dir(f"precompiled-{_cache_key()}")
+    path = directory / f"{kernel.module}.{kernel.name}-{tag}.o" if directory else None
+    found = _read(path) if path else None
     if found is not None:
         return found
     symbol, code = _compile(variant)
-    _write(path, symbol, code)
+    if path:
+        _write(path, symbol, code)
     return symbol, code
 
 
 def _read(path: Path) -> tuple[str, bytes] | None:
     try:
-        data = path.read_bytes()
+        with open(path, "rb") as f:
+            if not trusted_file(f):
+                return None
+            data = f.read()
     except OSError:
         return None
     if not data.startswith(_MAGIC):
@@ -263,7 +330,6 @@ def _write(path: Path, symbol: str, code: bytes) -> None:
     an unwritable cache is skipped."""
     header = json.dumps({"symbol": symbol, "sha256": hashlib.sha256(code).hexdigest()}).encode()
     try:
-        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
     except OSError:
         return

@@ -199,7 +199,7 @@ def test_settle_checks_rows_as_the_text_says(rng, n):
 def test_locate_needs_at_most_sa_sample_minus_one_steps(random_reference, sa_sample):
     index = FMIndex.build(random_reference[0], sa_sample=sa_sample)
     a = index.arrays
-    hist = _cpu.locate_steps_histogram(a.blocks, a.C, a.n)
+    hist = _cpu.locate_steps_histogram(a.blocks, a.C, a.n, a.n)
     assert hist.sum() == a.n and np.flatnonzero(hist).max() <= sa_sample - 1
 
 
@@ -227,7 +227,7 @@ def test_repeat_samples_shorten_the_walks(diverged_copies):
     steps = {}
     for repeat_sample in (0, 4):
         a = FMIndex.build(path, sa_sample=32, repeat_sample=repeat_sample).arrays
-        hist = _cpu.locate_steps_histogram(a.blocks, a.C, a.n)
+        hist = _cpu.locate_steps_histogram(a.blocks, a.C, a.n, a.n)
         assert np.flatnonzero(hist).max() <= 31
         steps[repeat_sample] = (hist * np.arange(hist.size)).sum() / hist.sum()
     assert steps[4] < steps[0] / 2

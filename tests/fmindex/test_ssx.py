@@ -237,3 +237,116 @@ def test_an_unwritable_cache_means_a_full_check_every_time(tmp_path, good, count
     FMIndex.load(path)
     FMIndex.load(path)
     assert len(counted_checks) == 14
+
+
+@pytest.mark.parametrize("where", ["open directory", "open marker"])
+def test_markers_others_may_write_do_not_skip_the_check(tmp_path, good, counted_checks, monkeypatch, where):
+    """Issue item 6: in a cache directory anyone may write, a planted 'checked' marker would let a
+    crafted index skip validation; such a directory is not used, and a marker others may write
+    does not count."""
+    from seqsift.fmindex import checked
+
+    monkeypatch.setattr(checked, "SETTLED_NS", 0)
+    path = tmp_path / "x.ssx"
+    path.write_bytes(good)
+    FMIndex.load(path)  # remembered: its marker is made
+    (marker,) = (tmp_path / "cache" / "checked-indexes").iterdir()
+    if where == "open directory":
+        (tmp_path / "cache").chmod(0o777)
+    else:
+        marker.chmod(0o666)
+    counted_checks.clear()
+    FMIndex.load(path)
+    assert len(counted_checks) == 7  # checked in full again
+
+
+CYCLE = ("import sys\n"
+         "import numpy as np\n"
+         "from seqsift.fmindex.layout import IndexArrays\n"
+         "from seqsift.fmindex.reference import Reference\n"
+         "from seqsift.fmindex.ssx import write_index\n"
+         "n = 3  # BWT rows '$', 'A', 'A': LF(1) = C[A] + rank(A, 1) = 1, a cycle that meets no mark\n"
+         "blocks = np.zeros((1, 8), np.uint64)\n"
+         "blocks[0, 2] = 0b110  # rows 1 and 2 hold A\n"
+         "blocks[0, 6] = 0b001  # row 0 ('$') is the only mark\n"
+         "arrays = IndexArrays(blocks=blocks, C=np.array([1, 3, 3, 3]), samples=np.array([2], np.uint32),\n"
+         "    kmer_table=np.array([[0, n]], np.uint32), packed=np.zeros(1, np.uint8),\n"
+         "    gaps=np.array([[2, 3]]), n=n, sa_sample=int(sys.argv[2]), repeat_sample=0, repeat_window=0, kmer=0)\n"
+         "reference = Reference(text=None, names=['crafted'], starts=np.array([0]), lengths=np.array([2]))\n"
+         "write_index(sys.argv[1], reference, arrays)\n")
+
+
+@pytest.mark.parametrize("sa_sample", [2**62, 32])
+def test_an_lf_cycle_with_valid_checksums_is_an_error_not_a_hang(tmp_path, sa_sample):
+    """Issue item 7: a crafted index (valid checksums and invariants) whose LF walk cycles without
+    a mark, and an sa_sample of 2^62: search and stats stop with a named error. Every walk is
+    bounded by min(sa_sample, n) steps (ssx._check), the stats walks by 65 as well."""
+    from tests.bounded import run_bounded, text
+
+    index, reads = tmp_path / "cycle.ssx", tmp_path / "reads.fa"
+    build = run_bounded([str(index), str(sa_sample)], code=CYCLE)
+    assert build.returncode == 0, text(build)[1]
+    reads.write_text(">r\nA\n")
+    for command in (["search", str(index), str(reads), "-q"], ["stats", str(index)]):
+        run = run_bounded(command, cpu=120)
+        out, err = text(run)
+        assert run.returncode == 2, (command, err)
+        assert "cycle.ssx: the index is inconsistent" in err and "internal error" not in err, err
+
+
+def _odd_headers(header):
+    for edit in ("n", "sa_sample", "C", "shape", "offset", "list"):
+        h = json.loads(json.dumps(header))
+        h["source"] = ""  # room for the longer values in the header's old length
+        if edit == "list":
+            yield edit, [1, 2, 3]
+            continue
+        if edit in ("shape", "offset"):
+            h["arrays"]["packed"][edit] = [float("inf")] if edit == "shape" else float("inf")
+        elif edit == "C":
+            h["C"][2] = float("inf")
+        else:
+            h[edit] = float("inf")  # written as Infinity, which Python's json reads (1e400 reads the same)
+        yield edit, h
+
+
+@pytest.mark.parametrize("case", range(6))
+def test_odd_header_values_are_named_errors(tmp_path, good, case, capsys):
+    """Issue item 9: header values that are no whole number in range (infinity, a list for the
+    header) are an error naming the file, not an internal error (OverflowError)."""
+    header, _ = parts(good)
+    what, h = list(_odd_headers(header))[case]
+    path = tmp_path / "bad.ssx"
+    path.write_bytes(rewrite_header(good, h))
+    reads = tmp_path / "r.fa"
+    reads.write_text(">r\nGAATTC\n")
+    assert main(["search", str(path), str(reads), "-q"]) == 2, what
+    err = capsys.readouterr().err
+    assert "bad.ssx: " in err and "internal error" not in err, (what, err)
+
+
+@pytest.mark.parametrize("how", ["truncated", "same size"])
+def test_an_index_rewritten_in_place_during_a_search_is_an_error_not_a_crash(tmp_path, good, how):
+    """Issue item 9: a mapped index truncated (or rewritten) in place under a running search used
+    to end it with SIGBUS or SIGSEGV; the next batch now stops with an error naming the file. The
+    search runs in a bounded child, so a crash shows as its exit status."""
+    from tests.bounded import run_bounded, text
+
+    path = tmp_path / "x.ssx"
+    path.write_bytes(good)
+    code = ("import sys\n"
+            "from seqsift.errors import InputError\n"
+            "from seqsift.fmindex.api import FMIndex\n"
+            "index = FMIndex.load(sys.argv[1])\n"
+            "print(index.locate(['GAATTC'])[0][0])\n"
+            "with open(sys.argv[1], 'r+b') as f:\n"
+            "    f.truncate(4096) if sys.argv[2] == 'truncated' else (f.seek(2000), f.write(b'\\xff' * 5000))\n"
+            "try:\n"
+            "    index.locate(['GAATTC', 'GGATCC'])\n"
+            "except InputError as exc:\n"
+            "    print(exc)\n")
+    run = run_bounded([str(path), how], code=code)
+    out, err = text(run)
+    assert run.returncode == 0, err
+    count, message = out.splitlines()
+    assert int(count) > 0 and message.startswith(f"{path}: the index file was rewritten in place while in use")

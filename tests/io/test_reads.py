@@ -197,3 +197,64 @@ def test_batches_kept_by_the_caller_stay_intact(tmp_path, monkeypatch, rng):
     for n, batch in kept:
         assert (batch.raw.tobytes(), batch.seq.tobytes(), batch.codes.tobytes()) == snapshots[n]
     assert b"".join(s[1] for s in snapshots) == "".join(seqs).encode()
+
+
+@pytest.mark.parametrize("reader", ["reads", "fastx"])
+@pytest.mark.parametrize("form,line", [("fasta", 3), ("fastq", 5)])
+def test_names_with_control_characters_are_refused_naming_the_line(tmp_path, reader, form, line):
+    """Issue item 9: a name holding ESC, ^A or another control byte would reach TSV and SAM outputs
+    raw (a forged field, a terminal escape); both readers refuse it, naming the header's line."""
+    path = tmp_path / f"r.{form}"
+    if form == "fasta":
+        path.write_bytes(b">good desc\r\nACGT\r\n>b\x1bad\nACGT\n")
+    else:
+        path.write_bytes(b"@good\nACGT\n+\nIIII\n@b\x01ad x\nACGT\n+\nIIII\n")
+    read = (lambda: list(read_reads(path))) if reader == "reads" else (lambda: list(read_batches(path)))
+    with pytest.raises(FormatError, match="control character") as info:
+        read()
+    assert info.value.line == line and str(path) in str(info.value)
+
+
+def _long_record(path, fastq: bool, quality_short: bool = False) -> None:
+    """Two short reads around one of 640 MiB (2.5 MiB gzipped), written in pieces."""
+    chunk = 1 << 24
+    with gzip.open(path, "wb", compresslevel=1) as f:
+        f.write(b"@short1\nGAATTC\n+\nIIIIII\n@huge\n" if fastq else b">short1\nGAATTC\n>huge\n")
+        for _ in range(40):
+            f.write(b"A" * chunk if fastq else (b"A" * 79 + b"\n") * (chunk // 80))
+        if fastq:
+            f.write(b"\n+\n")
+            for _ in range(40):
+                f.write(b"I" * (chunk - (1 if quality_short else 0)))
+            f.write(b"\n")
+        f.write(b"@short2\nGGATCC\n+\nIIIIII\n" if fastq else b">short2\nGGATCC\n")
+
+
+@pytest.mark.parametrize("fastq", [True, False], ids=["fastq", "fasta"])
+def test_a_record_past_any_reference_is_read_past_not_held(tmp_path, fastq):
+    """Issue item 9: one 640 MiB read in a 2.5 MB gzip is read through, streaming, and searched as
+    an empty read (count 0: longer than any reference); the reads around it are whole, and the
+    run fits in 1.5 GiB (holding it cost three times its size)."""
+    from tests.bounded import run_bounded, text
+
+    path = tmp_path / ("r.fq.gz" if fastq else "r.fa.gz")
+    _long_record(path, fastq)
+    code = ("import sys\n"
+            "from seqsift.io.reads import read_reads\n"
+            "for batch in read_reads(sys.argv[1]):\n"
+            "    for i in range(len(batch)):\n"
+            "        print(batch.name(i), batch.bounds[i + 1] - batch.bounds[i], batch.first + i)\n")
+    run = run_bounded([str(path)], code=code, memory=3 << 29)
+    out, err = text(run)
+    assert run.returncode == 0, err
+    assert out.split("\n") == ["short1 6 0", "huge 0 1", "short2 6 2", ""]
+
+
+def test_a_long_record_with_a_short_quality_is_named(tmp_path):
+    from tests.bounded import run_bounded, text
+
+    path = tmp_path / "r.fq.gz"
+    _long_record(path, True, quality_short=True)
+    code = "import sys\nfrom seqsift.io.reads import read_reads\nlist(read_reads(sys.argv[1]))\n"
+    run = run_bounded([str(path)], code=code, memory=3 << 29)
+    assert run.returncode == 1 and "r.fq.gz:8: quality length" in text(run)[1]

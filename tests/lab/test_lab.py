@@ -1,6 +1,7 @@
 """The Filter Lab: experiment limits and counts, the JSON API, and the page in a real headless
 Chromium (Debian's chromium + chromium-driver, driven by selenium)."""
 
+import importlib
 import re
 import shutil
 import socket
@@ -155,3 +156,80 @@ def test_a_busy_port_is_a_clear_error(capsys):
         port = taken.getsockname()[1]
         assert main(["lab", "--port", str(port), "--no-browser"]) == 2
     assert f"--port {port}" in capsys.readouterr().err
+
+
+# -- hostile requests (issue item 10) -----------------------------------------------------------
+@pytest.fixture(scope="module")
+def api():
+    return server.make_app().server.test_client()
+
+
+@pytest.mark.parametrize("host", ["evil.example", "evil.example:8050", "127.0.0.1.evil.example", "10.0.0.1"])
+def test_only_loopback_host_headers_are_served(api, host):
+    """DNS rebinding: a page on another name that resolves to 127.0.0.1 sends its own Host."""
+    for method, path in (("get", "/"), ("post", "/api/run"), ("post", "/api/cancel")):
+        reply = getattr(api, method)(path, json={"signatures": 1000, "data_mb": 1}, headers={"Host": host})
+        assert reply.status_code == 403 and "is not served" in reply.json["message"], (method, path)
+    for good in ("127.0.0.1:8050", "localhost", "LOCALHOST:1", "[::1]:8050"):
+        assert server.host_allowed(good)
+
+
+@pytest.mark.parametrize("content_type", ["text/plain", "application/x-www-form-urlencoded", "multipart/form-data"])
+def test_cross_site_bodies_are_refused(api, content_type):
+    """A form or text/plain POST from another site needs no CORS preflight: only JSON runs."""
+    reply = api.post("/api/run", data='{"signatures": 1000, "data_mb": 1}', content_type=content_type)
+    assert reply.status_code == 415 and "application/json" in reply.json["message"]
+
+
+@pytest.mark.parametrize("body,field", [
+    ("not json", "not JSON"), ("", "not JSON"), ("[1,2,3]", "JSON object"), ('{"seed": -1}', "seed"),
+    ('{"seed": 1e400}', "seed"), ('{"seed": 18446744073709551616}', "seed"), ('{"hit_rate": NaN}', "hit_rate"),
+    ('{"backend": 7}', "backend"), ('{"rotating": "no"}', "rotating"), ('{"data_mb": [1]}', "data_mb"),
+])
+def test_every_bad_body_is_a_400_naming_the_field(api, body, field):
+    reply = api.post("/api/run", data=body, content_type="application/json")
+    assert reply.status_code == 400 and field in reply.json["message"], reply.json
+
+
+def test_cuda_without_a_gpu_is_a_400(api, monkeypatch):
+    monkeypatch.setattr("seqsift.backend.cuda_status", lambda: (False, "no CUDA driver (libcuda) was found"))
+    reply = api.post("/api/run", json={"backend": "cuda", "signatures": 1000, "data_mb": 1})
+    assert reply.status_code == 400 and "backend='cuda'" in reply.json["message"]
+
+
+def test_a_body_past_the_limit_is_refused(api):
+    reply = api.post("/api/run", data="{" + " " * server.MAX_BODY + "}", content_type="application/json")
+    assert reply.status_code == 413
+
+
+@pytest.mark.parametrize("phase", ["data made", "scanning"])
+def test_cancel_stops_the_experiment_at_the_next_step(monkeypatch, phase):
+    """Cancel is looked at after each phase and before each 1 MiB object is handed to the scanner,
+    not only once the data is all scanned: no object is read after it is asked."""
+    from seqsift.lab import experiment
+
+    cancel = threading.Event()
+    handed = []
+    real_synthetic = experiment.synthetic
+
+    def synthetic(settings):
+        made = real_synthetic(settings)
+        if phase == "data made":
+            cancel.set()
+        return made
+
+    scan_api = importlib.import_module("seqsift.scan.api")  # seqsift.scan is also the scan function
+    real_objects = scan_api.objects_of
+
+    def objects_of(objects, *args):
+        for obj in real_objects(objects, *args):
+            handed.append(obj.index)
+            if phase == "scanning" and len(handed) == 3:
+                cancel.set()
+            yield obj
+
+    monkeypatch.setattr(experiment, "synthetic", synthetic)
+    monkeypatch.setattr(scan_api, "objects_of", objects_of)
+    with pytest.raises(Cancelled, match="cancelled"):
+        run(Settings(signatures=1000, data_mb=16, buffer_mb=1), cancel)
+    assert handed == ([] if phase == "data made" else [0, 1, 2])  # the cancel came with the 3rd: refused

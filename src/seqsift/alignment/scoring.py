@@ -24,6 +24,7 @@ DNA_ALPHABET = b"ACGTN"
 # Residues some databases use that the matrices lack: selenocysteine, pyrrolysine, Leu/Ile.
 PROTEIN_ALIASES = {ord("U"): ord("X"), ord("O"): ord("X"), ord("J"): ord("X")}
 MAX_SCORE = 1000  # per residue pair, so 32-bit scores cannot overflow on any real sequence
+MAX_PENALTY = 1000  # gap open and extend, for the same reason (and the 16-bit lanes' headroom)
 
 
 @dataclass(frozen=True)
@@ -39,6 +40,9 @@ class Scoring:
     unknown: int  # code every letter outside the alphabet maps to (X or N), -1 for an error
 
     def __post_init__(self):
+        for option, value, low in (("--gap-open", self.gap_open, 0), ("--gap-extend", self.gap_extend, 1)):
+            if value > MAX_PENALTY:
+                raise UsageError(f"{option} {value}: give {low} to {MAX_PENALTY}")
         if self.gap_open < 0 or self.gap_extend < 1:
             raise UsageError(f"gap penalties must be positive numbers (a gap costs open + length * extend): "
                              f"got --gap-open {self.gap_open} --gap-extend {self.gap_extend}; extend must be at least 1")
@@ -111,9 +115,14 @@ def _parse(text: str, name: str, gap_open: int, gap_extend: int) -> Scoring:
         if not fields or line.startswith("#"):
             continue
         if header is None:
-            if not all(len(f) == 1 for f in fields):
-                raise FormatError(name, number, "expected the header line of single-letter column names")
+            # one ASCII letter each: str.upper() of some letters is several ('\ufb03' -> 'FFI')
+            bad = next((f for f in fields if len(f) != 1 or not f.isascii() or not f.isprintable()), None)
+            if bad is not None:
+                raise FormatError(name, number, f"expected the header line of single-letter column names, "
+                                  f"found {bad!r}")
             header = [f.upper() for f in fields]
+            if len(set(header)) != len(header):
+                raise FormatError(name, number, "a letter is named twice in the header line")
             continue
         if len(rows) == len(header):
             raise FormatError(name, number, "more rows than the header has letters")
@@ -123,6 +132,9 @@ def _parse(text: str, name: str, gap_open: int, gap_extend: int) -> Scoring:
             values = [int(v) for v in fields[1:]]
         except ValueError:
             raise FormatError(name, number, "scores must be whole numbers") from None
+        big = next((v for v in values if abs(v) > MAX_SCORE), None)
+        if big is not None:
+            raise FormatError(name, number, f"score {big} is beyond +-{MAX_SCORE}")
         if len(values) != len(header):
             raise FormatError(name, number, f"{len(values)} scores where the header names {len(header)} letters")
         rows.append(values)

@@ -333,17 +333,18 @@ def settle(packed, gap_starts, gap_ends, codes, bounds, left, query_of, located,
 
 
 @njit(nogil=True, boundscheck=False, cache=True)
-def locate_steps_histogram(blocks, C, n):
+def locate_steps_histogram(blocks, C, n, limit):
     """How many rows need 0, 1, 2, ... LF steps to reach a mark (the locate bound, for tests and
-    stats); walks longer than 64 are counted at 64."""
-    hist = np.zeros(65, np.int64)
+    stats); walks longer than 64 are counted at 64. A walk is followed `limit` steps at most (a
+    crafted index may hold an LF cycle without a mark): hist[65] counts those stopped there."""
+    hist = np.zeros(66, np.int64)
     for r in range(n):
         steps = 0
         row = _lf(blocks, C, r)
-        while row >= 0:
+        while row >= 0 and steps < limit:
             steps += 1
             row = _lf(blocks, C, row)
-        hist[min(steps, 64)] += 1
+        hist[65 if row >= 0 else min(steps, 64)] += 1
     return hist
 
 

@@ -41,6 +41,7 @@ class FMIndex:
         self.reference = reference
         self.arrays = arrays
         self.source = source
+        self.watch = None  # ssx.Watch of the mapped file, set by load()
         self._searchers: dict = {}
 
     @classmethod
@@ -60,7 +61,14 @@ class FMIndex:
         from seqsift.fmindex.ssx import load_index
 
         loaded = load_index(path)
-        return cls(loaded.reference, loaded.arrays, display_name(path))
+        index = cls(loaded.reference, loaded.arrays, display_name(path))
+        index.watch = loaded.watch
+        return index
+
+    def check_unchanged(self) -> None:
+        """InputError if the mapped index file was rewritten in place since it was loaded."""
+        if self.watch is not None:
+            self.watch.check()
 
     def save(self, path: str | os.PathLike) -> None:
         from seqsift.fmindex.ssx import write_index
@@ -147,6 +155,7 @@ class FMIndex:
         from seqsift.fmindex.verify import check_errors
 
         check_errors(errors, distance)
+        self.check_unchanged()
         if errors:
             return self.approx_hit_lists(self.approx_searcher().hits(codes, bounds, errors, distance, max_hits,
                                                                      best_only))

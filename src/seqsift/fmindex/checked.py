@@ -8,29 +8,41 @@ the checking code (every seqsift source) is kept in the cache directory; a later
 file, unchanged, skips the checks that read the arrays. Any write to the file sets its change
 time, which only root can set back, so a modified file is checked again. As in git's "racy"
 rule, a file changed less than two seconds ago is not remembered: a write within the same clock
-tick could leave its times as they were. Where the cache is not writable, every load checks in full.
+tick could leave its times as they were. Where the cache is not writable or not trusted (owned by
+another user, or writable by others: precompiled.private_dir), every load checks in full, and a
+marker counts only if it is a regular file of the user's own, writable by no one else.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import stat
 import time
 from pathlib import Path
 
-from seqsift.precompiled import cache_dir, sources_digest
+from seqsift.precompiled import private_dir, sources_digest
 
 SETTLED_NS = 2_000_000_000  # how long a file must have been left alone before it is remembered
 
 
-def _marker(st: os.stat_result) -> Path:
+def _marker(st: os.stat_result) -> Path | None:
+    directory = private_dir("checked-indexes")
+    if directory is None:
+        return None
     identity = f"{st.st_dev}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}".encode()
-    return cache_dir() / "checked-indexes" / hashlib.sha256(identity + b"\0" + sources_digest()).hexdigest()[:32]
+    return directory / hashlib.sha256(identity + b"\0" + sources_digest()).hexdigest()[:32]
 
 
 def seen(st: os.stat_result) -> bool:
     """Whether the file with this status passed the full check before, unchanged since."""
-    return _marker(st).is_file()
+    marker = _marker(st)
+    try:
+        found = marker is not None and os.lstat(marker)
+    except OSError:
+        return False
+    return bool(found) and stat.S_ISREG(found.st_mode) and found.st_uid == os.getuid() \
+        and not found.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
 
 
 def remember(st: os.stat_result) -> None:
@@ -39,8 +51,9 @@ def remember(st: os.stat_result) -> None:
     if time.time_ns() - max(st.st_mtime_ns, st.st_ctime_ns) < SETTLED_NS:
         return
     marker = _marker(st)
+    if marker is None:
+        return
     try:
-        marker.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        marker.touch()
+        marker.touch(mode=0o600)
     except OSError:
         pass

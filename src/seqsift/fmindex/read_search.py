@@ -43,6 +43,7 @@ class ReadSearch:
 
     def __call__(self, batch: ReadBatch) -> tuple[bytes | list, bool]:
         """(the batch's output text, or its hit lists; whether any read matched)."""
+        self.index.check_unchanged()  # a file rewritten in place is an error, not a SIGBUS
         if self.errors:
             return self._approximate(batch)
         found = self.searcher.hits(batch.codes, batch.bounds, self.max_hits)

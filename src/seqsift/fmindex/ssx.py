@@ -49,6 +49,37 @@ class LoadedIndex:
     reference: Reference
     arrays: IndexArrays
     header: dict
+    watch: "Watch | None" = None
+
+
+class Watch:
+    """The mapped file, watched: a descriptor of it kept open and its size and times at load, so a
+    search can tell, before each batch, that the file it maps was rewritten in place (which can
+    make a mapped page vanish: SIGBUS) and stop with an error instead. A file replaced by rename,
+    as `seqsift index` writes, leaves the mapped one whole and is no change here."""
+
+    def __init__(self, fd: int, status: os.stat_result, name: str):
+        self.fd, self.name = fd, name
+        self.seen = (status.st_size, status.st_mtime_ns, status.st_ctime_ns)
+
+    def check(self) -> None:
+        st = os.fstat(self.fd)
+        if (st.st_size, st.st_mtime_ns, st.st_ctime_ns) != self.seen:
+            raise InputError(self.name, "the index file was rewritten in place while in use: run again "
+                             "(write indexes to a new name and rename them over the old, as `seqsift index` does)")
+
+    def __reduce__(self):  # a descriptor means nothing in another process: a copy watches nothing
+        return _no_watch, ()
+
+    def __del__(self):
+        try:
+            os.close(self.fd)
+        except OSError:
+            pass
+
+
+def _no_watch() -> None:
+    return None
 
 
 def _crc(array: np.ndarray) -> int:
@@ -112,15 +143,18 @@ def load_index(path: str | os.PathLike) -> LoadedIndex:
             raise InputError(name, f"the index header is not valid JSON ({exc})") from None
         data_start = -(-(PREAMBLE.size + header_len) // ALIGN) * ALIGN
         mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if size else None
+        watch = Watch(os.dup(f.fileno()), status, name)
     full = not checked.seen(status)
     loaded = _check(name, header, _map_arrays(name, header, mapped, data_start, size, full), full)
     if full:
         checked.remember(status)
-    return loaded
+    return LoadedIndex(loaded.reference, loaded.arrays, loaded.header, watch)
 
 
 def _map_arrays(name: str, header: dict, mapped, data_start: int, size: int, full: bool) -> dict[str, np.ndarray]:
     """Views of the arrays the header lists, each inside the file; with full, checksummed."""
+    if not isinstance(header, dict):
+        raise InputError(name, "the index header is not a JSON object")
     layout = header.get("arrays")
     if not isinstance(layout, dict) or set(layout) != set(ARRAYS):
         raise InputError(name, f"the index header must list exactly the arrays {sorted(ARRAYS)}")
@@ -133,7 +167,7 @@ def _map_arrays(name: str, header: dict, mapped, data_start: int, size: int, ful
             shape = tuple(int(s) for s in spec["shape"])
             offset, crc = int(spec["offset"]), int(spec["crc32"])
             ok = spec["dtype"] == dtype and all(s >= 0 for s in shape) and offset >= 0 and offset % ALIGN == 0
-        except (KeyError, TypeError, ValueError):
+        except (KeyError, TypeError, ValueError, OverflowError):  # 1e400 is JSON's infinity
             ok = False
         if not ok:
             raise InputError(name, f"the index header describes array {key!r} wrongly")
@@ -168,11 +202,13 @@ def _check(name: str, header: dict, v: dict[str, np.ndarray], full: bool) -> Loa
         repeat_sample, window = int(header.get("repeat_sample", 0)), int(header.get("repeat_window", 0))
         C = np.asarray(header["C"], np.int64)
         names = [str(x) for x in header["names"]]
-    except (KeyError, TypeError, ValueError):
-        raise InputError(name, "the index header lacks n, sa_sample, kmer, C or names") from None
+    except (KeyError, TypeError, ValueError, OverflowError):
+        raise InputError(name, "the index header lacks n, sa_sample, kmer, C or names, or holds a value "
+                         "that is not a whole number in range") from None
     need(2 <= n <= MAX_TEXT and s >= 1 and 0 <= k <= MAX_KMER and repeat_sample >= 0 and window >= 0,
          "n, sa_sample, repeat_sample, repeat_window or kmer out of range")
     blocks, samples, table = v["blocks"], v["samples"], v["kmer_table"]
+    s = min(s, n)  # the bound of every LF walk (locate, stats): no walk of a sound index is longer
     need(n <= NARROW or samples.dtype == np.uint64, "a text past 2^32 symbols needs the wide (64-bit) layout")
     need(blocks.shape == (n // 64 + 1, WORDS), "rank blocks do not match the text length")
     need(C.shape == (4,) and np.all(np.diff(np.concatenate(([1], C, [n]))) >= 0), "C array")

@@ -12,6 +12,7 @@ from numba import njit
 
 from seqsift.fmindex._cpu import backward_step, locate_steps_histogram
 from seqsift.fmindex.api import FMIndex
+from seqsift.errors import InputError
 from seqsift.fmindex.reference import READ_CODE
 from seqsift.io.reads import read_reads
 
@@ -88,7 +89,10 @@ def report(index: FMIndex, reads_path=None) -> str:
              f"rank blocks: {a.blocks.shape[0]:,} of 64 rows ({a.blocks.nbytes / 2**20:.1f} MiB); "
              f"{_single_base_blocks(a.blocks, a.n):,} hold a single base",
              f"SA samples: 1 in {a.sa_sample} text positions" + _repeat_marks(a) + f", {a.samples.size:,} stored"]
-    hist = locate_steps_histogram(a.blocks, a.C, a.n)
+    hist = locate_steps_histogram(a.blocks, a.C, a.n, min(a.sa_sample, 65))  # 65 steps: past the histogram
+    if a.sa_sample <= 65 and hist[65]:
+        raise InputError(index.source, f"the index is inconsistent: {int(hist[65]):,} rows take more than "
+                         f"sa_sample - 1 = {a.sa_sample - 1} LF steps to reach a mark")
     mean = float((hist * np.arange(hist.size)).sum() / max(1, hist.sum()))
     lines.append(f"locate: LF steps per row mean {mean:.2f}, max {int(np.flatnonzero(hist).max())} "
                  f"(bound {a.sa_sample - 1})")

@@ -143,6 +143,10 @@ def _record_name(header: bytes, path: str, line: int) -> str:
     words = header.split(None, 1)
     if not words:
         raise FormatError(path, line, "record header has no name")
+    bad = next((c for c in words[0] if c < 0x20 or c == 0x7F), None)
+    if bad is not None:  # the same rule as reads.py's parser
+        raise FormatError(path, line, f"record name holds control character {bytes([bad])!r}; names are printed "
+                          "in TSV and SAM, where it could forge a field or a line")
     return words[0].decode("utf-8", "replace")
 
 

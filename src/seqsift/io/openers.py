@@ -48,6 +48,31 @@ def check_readable(path: str | os.PathLike) -> None:
         raise InputError(p, "permission denied")
 
 
+def file_kind(mode: int) -> str:
+    """What a file that is not a regular file is, in words, for the message that skips it."""
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    return "a fifo" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode) else "a device"
+
+
+def open_regular(path: str | os.PathLike) -> BinaryIO:
+    """An unbuffered binary stream of a regular file, checked on the descriptor itself: opened with
+    O_NONBLOCK (opening a fifo swapped in after a walk's stat would otherwise block for ever), then
+    fstat; anything but a regular file is an InputError saying what it is (OSError for an open that
+    fails), so what was checked is what is read."""
+    p = os.fspath(path)
+    fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0))
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise InputError(p, f"is {file_kind(mode)}, not a regular file")
+        os.set_blocking(fd, True)
+        return open(fd, "rb", buffering=0)
+    except BaseException:
+        os.close(fd)
+        raise
+
+
 def open_binary(path: str | os.PathLike) -> BinaryIO:
     """An unbuffered-ish binary stream for a path or '-', for readinto-based chunking."""
     check_readable(path)

@@ -23,7 +23,7 @@ from typing import Callable, Iterator
 import numpy as np
 
 from seqsift.errors import InputError
-from seqsift.io.openers import STDIN, display_name
+from seqsift.io.openers import STDIN, display_name, open_regular
 
 
 @dataclass
@@ -117,12 +117,13 @@ class Packer:
                     self._stream = _MemoryStream(obj.data)
                     obj.size = len(obj.data)
                 else:
-                    self._stream = open(obj.open_path, "rb", buffering=0)
+                    self._stream = open_regular(obj.open_path)  # a fifo swapped in after the walk: skipped
                     obj.size = obj.size or os.fstat(self._stream.fileno()).st_size  # a caller may know it
-            except OSError as exc:
+            except (OSError, InputError) as exc:
+                why = exc.why if isinstance(exc, InputError) else exc.strerror or str(exc)
                 if self.report is None:
-                    raise InputError(display_name(obj.path), exc.strerror or str(exc)) from None
-                self.report(obj.path, f"{exc.strerror or exc}, skipped")
+                    raise InputError(display_name(obj.path), why) from None
+                self.report(obj.path, f"{why}, skipped")
                 continue
             self._current, self._offset, self._tail_len = obj, 0, 0
             return True
@@ -142,10 +143,15 @@ class Packer:
             total += got
         # Full: the object ends here only if nothing follows.
         if self._offset + total >= self._current.size:
-            extra = self._stream.read(1)
+            try:  # a file that refuses this (procfs's pagemap: EINVAL) fails alone
+                extra = self._stream.read(1)
+                if extra:
+                    self._stream.seek(-1, os.SEEK_CUR)
+            except OSError as exc:
+                self._current.error = f"read failed at byte {self._offset + total}: {exc.strerror or exc}"
+                return total, True
             if not extra:
                 return total, True
-            self._stream.seek(-1, os.SEEK_CUR)
         return total, False
 
     def close(self) -> None:

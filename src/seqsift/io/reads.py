@@ -28,6 +28,10 @@ from seqsift.precompiled import Kernel
 # keeps 16 MiB.
 BLOCK = 4 << 20
 PARTITION_BLOCKS = 4
+# A record longer than this is not held: its bases are read past, streaming, and it is searched
+# as an empty read (count 0: no reference is this long to hold it; a 2 GB read in a 1.9 MB gzip
+# cost 6 GB and minutes to say so).
+MAX_RECORD = 1 << 28
 _FOLD = np.frombuffer(FOLD, np.uint8)
 _ACGT = np.frombuffer(b"ACGT", np.uint8)
 _OK, _BAD_CHAR, _NO_AT, _NO_PLUS, _QUAL_LEN, _NO_NAME, _TRUNCATED, _NO_GT = range(8)
@@ -155,9 +159,29 @@ def _parse_batch(data, final, fastq, batch_reads, copy, table, path, line, index
         raise FormatError(path, line + err_line, _message(err, byte))
     if not reads:
         return None, used, lines
+    _plain_names(data, name_lo[:reads], name_hi[:reads], path, line)
     return ReadBatch(raw=data[:used], seq=seq[: bounds[reads]], codes=codes[: bounds[reads]],
                      bounds=bounds[: reads + 1], name_lo=name_lo[:reads], name_hi=name_hi[:reads],
                      qual_lo=qual_lo[:reads], first=index), used, lines
+
+
+def _plain_names(data: np.ndarray, lo: np.ndarray, hi: np.ndarray, path: str, line: int) -> None:
+    """FormatError naming the line of the first read name holding a control character (a byte
+    below 0x20 or 0x7f): printed in TSV or SAM it could forge a field or a line, and SAM's QNAME
+    allows none. Costs a pass over the names' bytes only."""
+    lengths = hi - lo
+    total = int(lengths.sum())
+    if not total:
+        return
+    starts = np.repeat(lo - np.concatenate(([0], np.cumsum(lengths)[:-1])), lengths)
+    name_bytes = data[starts + np.arange(total)]
+    bad = (name_bytes < 0x20) | (name_bytes == 0x7F)
+    if not bad.any():
+        return
+    first = int(np.searchsorted(np.cumsum(lengths), int(np.argmax(bad)), "right"))
+    header = line + int(np.count_nonzero(data[: lo[first]] == 10))
+    raise FormatError(path, header, f"read name holds control character {bytes([name_bytes[np.argmax(bad)]])!r}; "
+                      "names are printed in TSV and SAM, where it could forge a field or a line")
 
 
 def _framed(source, batch_reads: int, copy: bool, table: np.ndarray, block: int):
@@ -187,11 +211,93 @@ def _framed(source, batch_reads: int, copy: bool, table: np.ndarray, block: int)
                 data = data[used:]
             elif final:
                 return
+            elif data.size >= MAX_RECORD:  # past any reference: read past it, searched as an empty read
+                empty, data, final, skipped = _read_past(stream, data, final, fastq, path, line)
+                batch, _, _ = _parse_batch(empty, True, fastq, 1, copy, table, path, line, index)
+                yield (batch if copy else empty), fastq, line, index
+                index += 1
+                line += skipped
             elif data.size >= block:  # one record longer than the buffer: read on
                 data, final = _extended(stream, data, block, buffers, path, line)
     finally:
         if str(source) != STDIN:  # never close the process's stdin
             stream.close()
+
+
+class _Bytes:
+    """What is left of a block, then the stream, a piece at a time: for reading past a record."""
+
+    def __init__(self, stream, data: np.ndarray, final: bool, path: str, line: int):
+        self.stream, self.piece, self.final, self.path, self.line = stream, data.tobytes(), final, path, line
+        self.newlines = 0
+
+    def more(self) -> bool:
+        if self.final:
+            return False
+        try:
+            got = self.stream.read(BLOCK)
+        except DECOMPRESSION_ERRORS as exc:
+            raise decompression_failed(self.path, self.line + self.newlines, exc) from None
+        self.final = not got
+        self.piece += got
+        return bool(got)
+
+    def line_length(self) -> int | None:
+        """Bytes up to the next newline, consumed with it (None at the end of the input)."""
+        length = 0
+        while True:
+            at = self.piece.find(b"\n")
+            if at >= 0:
+                length += at
+                self.piece = self.piece[at + 1 :]
+                self.newlines += 1
+                return length
+            length += len(self.piece)
+            self.piece = b""
+            if not self.more():
+                return length if length else None
+
+    def until_header(self) -> None:
+        """Past every line up to the next one starting with '>' (FASTA's next record)."""
+        while True:
+            at = self.piece.find(b"\n>")
+            if at >= 0:
+                self.newlines += self.piece.count(b"\n", 0, at + 1)
+                self.piece = self.piece[at + 1 :]
+                return
+            keep = self.piece[-1:] if self.piece.endswith(b"\n") else b""
+            self.newlines += self.piece.count(b"\n") - len(keep)
+            self.piece = keep
+            if not self.more():
+                self.newlines += len(keep)
+                self.piece = b""
+                return
+
+
+def _read_past(stream, data: np.ndarray, final: bool, fastq: bool, path: str, line: int):
+    """(the record at data's start with its bases left out, what follows it, whether the stream has
+    ended, the lines it took): a record past MAX_RECORD bytes read through without being held."""
+    header_end = int(np.argmax(data == 10)) if (data == 10).any() else -1
+    if header_end < 0:
+        raise FormatError(path, line, f"a header line longer than {MAX_RECORD} bytes")
+    header = data[: header_end + 1].tobytes()
+    rest = _Bytes(stream, data[header_end + 1 :], final, path, line)
+    if fastq:
+        length = rest.line_length()
+        plus = rest.piece[:1]
+        separator = rest.line_length()
+        quality = rest.line_length()
+        if length is None or separator is None or quality is None or plus != b"+":
+            raise FormatError(path, line, "file ends inside a FASTQ record" if quality is None else
+                              "expected a '+' separator line")
+        if quality != length:
+            raise FormatError(path, line + 3, f"quality length {quality} differs from the sequence length {length}")
+        empty = header + b"\n+\n\n"
+    else:
+        rest.until_header()
+        empty = header + b"\n"
+    return (np.frombuffer(empty, np.uint8).copy(), np.frombuffer(rest.piece, np.uint8).copy(), rest.final,
+            1 + rest.newlines)
 
 
 def _extended(stream, rest: np.ndarray, block: int, buffers: Buffers, path: str, line: int) -> tuple[np.ndarray, bool]:

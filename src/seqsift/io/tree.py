@@ -16,7 +16,7 @@ import os
 import stat
 from typing import Callable, Iterator
 
-from seqsift.io.openers import STDIN
+from seqsift.io.openers import STDIN, file_kind
 
 NEVER, NAMED, ALWAYS = 0, 1, 2  # clamscan's values of --follow-dir-symlinks / --follow-file-symlinks
 
@@ -91,8 +91,7 @@ def _kind(path: str, report) -> str | None:
     if stat.S_ISDIR(st.st_mode):
         return "dir"
     if not stat.S_ISREG(st.st_mode):
-        what = "a fifo" if stat.S_ISFIFO(st.st_mode) else "a socket" if stat.S_ISSOCK(st.st_mode) else "a device"
-        report(path, f"is {what}, not a regular file, skipped")
+        report(path, f"is {file_kind(st.st_mode)}, not a regular file, skipped")
         return None
     if not os.access(path, os.R_OK):
         report(path, "permission denied, skipped")

@@ -9,8 +9,10 @@ a file replaced this way keeps its permission bits.
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
+import re
 import stat
 import sys
 import tempfile
@@ -22,6 +24,19 @@ from seqsift import progress
 from seqsift.errors import OutputError, UsageError
 
 FORMATS = ("tsv", "json")
+# A write that fails so is the output's fault whatever code made it: the error names the output.
+_FULL = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
+
+
+@contextlib.contextmanager
+def _named(shown: str) -> Iterator[None]:
+    """An OSError of a full disk (or a quota, or a file-size limit) as an OutputError naming `shown`."""
+    try:
+        yield
+    except OSError as exc:
+        if isinstance(exc, OutputError) or exc.errno not in _FULL:
+            raise
+        raise OutputError(shown, exc.strerror or str(exc)) from None
 
 
 @contextlib.contextmanager
@@ -30,12 +45,14 @@ def atomic_output(path: str | os.PathLike | None) -> Iterator[BinaryIO]:
     A symlink is followed (its target is replaced, not the link); an existing target that is not
     a regular file (/dev/null, a FIFO, a terminal) is written directly, never replaced."""
     if path is None or str(path) == "-":
-        yield _Terminal(sys.stdout.buffer) if sys.stdout.isatty() else sys.stdout.buffer
-        sys.stdout.buffer.flush()
+        with _named("(standard output)"):
+            yield _Terminal(sys.stdout.buffer) if sys.stdout.isatty() else sys.stdout.buffer
+            sys.stdout.buffer.flush()
         return
-    target = os.path.realpath(os.fspath(path))
+    shown = os.fspath(path)
+    target = os.path.realpath(shown)
     if os.path.exists(target) and not stat.S_ISREG(os.stat(target).st_mode):
-        with open(target, "wb") as out:
+        with _named(shown), open(target, "wb") as out:
             yield out
         return
     try:
@@ -43,7 +60,7 @@ def atomic_output(path: str | os.PathLike | None) -> Iterator[BinaryIO]:
     except OSError as exc:
         raise OutputError(os.fspath(path), exc.strerror or str(exc)) from None
     try:
-        with os.fdopen(fd, "wb", buffering=1 << 20) as out:
+        with _named(shown), os.fdopen(fd, "wb", buffering=1 << 20) as out:
             yield out
         os.chmod(tmp, _mode_for(target))
         os.replace(tmp, target)
@@ -109,6 +126,18 @@ def open_output(path: str | os.PathLike | None, sam: bool = False, option: str =
         stream.close()  # only on success: a failed run's partial stream is dropped with its temp file
 
 
+_ESCAPES = {"\\": "\\\\", "\n": "\\n", "\t": "\\t", "\r": "\\r"}
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\\]")
+_UNSAFE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\\]")  # _CONTROL less the tab and newline TSV is made of
+
+
+def printable(name: str) -> str:
+    """A name (a path, a record name) safe on one line of text output: control characters
+    (a newline that would forge a line, a tab that would forge a field, a terminal escape) written
+    as \\n, \\t, \\r or \\xNN, and the backslash doubled so every escape reads one way back."""
+    return _CONTROL.sub(lambda m: _ESCAPES.get(m.group(), f"\\x{ord(m.group()):02x}"), name)
+
+
 class RowWriter:
     """Rows of named fields as TSV lines or JSON Lines; the JSON form opens with a provenance object."""
 
@@ -126,11 +155,22 @@ class RowWriter:
             self._write_json(provenance)
 
     def write_rows(self, rows: Iterable[Sequence]) -> None:
+        """TSV cells that are text pass through printable(): a file or record name holding a tab or
+        a newline cannot forge a field or a row. Checked on the whole block at C speed (as many
+        newlines as rows, tabs as separators, no other control character or backslash); only a
+        block that fails is written again cell by cell. With null, the file name is written as it
+        is and ends with a NUL byte (grep's --null: any name reads back)."""
         if self.fmt == "tsv" and self.null:
             self.out.write(b"".join((str(row[0]) + "\0" + "\t".join(map(str, row[1:])) + ("\n" if len(row) > 1 else ""))
                                     .encode("utf-8", "surrogateescape") for row in rows))
         elif self.fmt == "tsv":
-            self.out.write(b"".join(("\t".join(map(str, row)) + "\n").encode() for row in rows))
+            rows = rows if isinstance(rows, list) else list(rows)
+            block = "".join(["\t".join(map(str, row)) + "\n" for row in rows])
+            if rows and (block.count("\n") != len(rows) or block.count("\t") != len(rows) * (len(self.fields) - 1)
+                         or _UNSAFE.search(block)):
+                block = "".join(["\t".join(printable(c) if isinstance(c, str) else str(c) for c in row) + "\n"
+                                 for row in rows])
+            self.out.write(block.encode(errors="surrogateescape"))
         else:
             for row in rows:
                 self._write_json(dict(zip(self.fields, row)))

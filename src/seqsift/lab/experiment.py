@@ -20,7 +20,7 @@ from seqsift.errors import UsageError
 
 SLOT = 64
 LIMITS = {"signatures": (1_000, 200_000), "hit_rate": (0.0, 0.5), "buffer_mb": (1, 64), "data_mb": (1, 256),
-          "threads": (1, 64)}
+          "threads": (1, 64), "seed": (0, 2**63 - 1)}
 MAX_SECONDS = 120.0
 
 
@@ -50,6 +50,12 @@ class Settings:
                 raise UsageError(f"{name}={value}: give 0 or more, or leave it empty for the default")
         if self.backend not in ("cpu", "cuda"):
             raise UsageError(f"backend={self.backend!r}: use cpu or cuda")
+        if self.backend == "cuda":
+            from seqsift.backend import cuda_status
+
+            usable, why = cuda_status()
+            if not usable:
+                raise UsageError(f"backend='cuda': no usable GPU here ({why}); use cpu")
         return self
 
 
@@ -84,21 +90,36 @@ def run(settings: Settings, cancel: threading.Event | None = None) -> dict:
     settings.check()
     cancel = cancel or threading.Event()
     deadline = time.monotonic() + MAX_SECONDS
+
+    def stop_if_asked() -> None:
+        if cancel.is_set():
+            raise Cancelled("cancelled")
+        if time.monotonic() > deadline:
+            raise Cancelled(f"stopped after {MAX_SECONDS:.0f} s: lower the data size or the hit rate")
+
+    def objects_until_cancelled(objects):
+        """Each 1 MiB object handed to the scanner only while no cancel is asked: the reader
+        stops within a MiB, not at the end of the data."""
+        for obj in objects_of(objects):
+            stop_if_asked()
+            yield obj
+
     hexes, objects = synthetic(settings)
-    with Scanner(from_strings(hexes), backend=settings.backend, threads=settings.threads,
+    stop_if_asked()
+    signatures = from_strings(hexes)
+    stop_if_asked()
+    with Scanner(signatures, backend=settings.backend, threads=settings.threads,
                  buffer_size=settings.buffer_mb << 20, buffers=3 if settings.rotating else 1, filter="table",
                  verify=settings.verify, block_threshold=settings.block_threshold,
                  object_threshold=settings.object_threshold) as scanner:
         scanner.prepare(np.frombuffer(objects[0], np.uint8))  # tables built before the clock starts
+        stop_if_asked()
         stats = scanner.stats
         confirmed = 0
         start = time.perf_counter()
-        for result in scanner.scan(objects_of(objects), lambda path, why: None):
+        for result in scanner.scan(objects_until_cancelled(objects), lambda path, why: None):
             confirmed += sum(m.count for m in result.matches)
-            if cancel.is_set():
-                raise Cancelled("cancelled")
-            if time.monotonic() > deadline:
-                raise Cancelled(f"stopped after {MAX_SECONDS:.0f} s: lower the data size or the hit rate")
+            stop_if_asked()
         wall = time.perf_counter() - start
         table = scanner.table_stats()
     buffers = max(stats.buffers, 1)

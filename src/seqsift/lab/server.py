@@ -4,6 +4,7 @@ while one runs is refused with a message (HTTP 409 on the API)."""
 
 from __future__ import annotations
 
+import json
 import threading
 from dataclasses import fields
 
@@ -11,6 +12,8 @@ from seqsift.errors import UsageError
 from seqsift.lab.experiment import LIMITS, Cancelled, Settings, run
 
 SWEEP = (0.0, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5)
+MAX_BODY = 64 << 10  # a request body past it is refused (HTTP 413)
+LOCAL_HOSTS = ("127.0.0.1", "localhost", "[::1]")  # Host headers served: a page on another name (DNS rebinding) is refused
 _busy = threading.Lock()
 _cancel = threading.Event()
 
@@ -33,8 +36,22 @@ def warm_up() -> None:
     run(Settings(signatures=LIMITS["signatures"][0], data_mb=1, buffer_mb=1))
 
 
-def settings_from(values: dict) -> Settings:
+def host_allowed(host: str | None) -> bool:
+    """Whether a Host header names this machine's loopback (with any port)."""
+    if not host:
+        return False
+    name = host.lower()
+    if name.startswith("["):  # [::1] or [::1]:port
+        name = name[: name.find("]") + 1]
+    elif name.count(":") == 1:
+        name = name.split(":")[0]
+    return name in LOCAL_HOSTS
+
+
+def settings_from(values) -> Settings:
     """Settings from JSON or form values; unknown names and wrong types are a UsageError."""
+    if not isinstance(values, dict):
+        raise UsageError(f"the body must be a JSON object of settings, not {type(values).__name__}")
     known = {f.name: f for f in fields(Settings)}
     out = {}
     for name, value in values.items():
@@ -44,10 +61,12 @@ def settings_from(values: dict) -> Settings:
             out[name] = None
             continue
         kind = type(getattr(Settings(), name))
+        if kind is str and not isinstance(value, str) or kind is bool and not isinstance(value, bool):
+            raise UsageError(f"{name}={value!r}: give a {kind.__name__}")
         try:
             out[name] = value if isinstance(value, bool) or kind is str else (float(value) if name == "hit_rate" else int(value))
-        except (TypeError, ValueError):
-            raise UsageError(f"{name}={value!r} is not a number") from None
+        except (TypeError, ValueError, OverflowError):  # OverflowError: int(1e400), JSON's infinity
+            raise UsageError(f"{name}={value!r} is not a number in range") from None
     return Settings(**out).check()
 
 
@@ -61,11 +80,33 @@ def make_app():
 
     app = dash.Dash(__name__, title="seqsift Filter Lab", serve_locally=True)
     server = app.server
+    server.config["MAX_CONTENT_LENGTH"] = MAX_BODY
+
+    @server.before_request
+    def local_json_only():
+        """Only requests to this machine's own name (a rebound DNS name is refused) and, for POST,
+        only application/json bodies (a cross-site form or text/plain POST needs no preflight)."""
+        if not host_allowed(request.host):
+            return jsonify({"error": "Forbidden", "message": f"Host {request.host!r} is not served: "
+                            "open the Lab at http://127.0.0.1 or http://localhost"}), 403
+        if request.method == "POST" and request.mimetype != "application/json":
+            return jsonify({"error": "UnsupportedMediaType",
+                            "message": "POST bodies must be application/json"}), 415
+        if (request.content_length or 0) > MAX_BODY:
+            return jsonify({"error": "TooLarge", "message": f"the body is over {MAX_BODY} bytes"}), 413
+        return None
 
     @server.post("/api/run")
     def api_run():
+        body = request.get_data(cache=True)
+        if len(body) > MAX_BODY:
+            return jsonify({"error": "TooLarge", "message": f"the body is over {MAX_BODY} bytes"}), 413
         try:
-            settings = settings_from(request.get_json(force=True, silent=True) or {})
+            values = json.loads(body)
+        except ValueError as exc:
+            return jsonify({"error": "UsageError", "message": f"the body is not JSON ({exc})"}), 400
+        try:
+            settings = settings_from(values)
         except UsageError as exc:
             return jsonify({"error": "UsageError", "message": str(exc)}), 400
         result = run_one(settings)

@@ -98,84 +98,6 @@ def same_bytes(x, i, y, j, length):
 
 
 @njit(inline="always", nogil=True, boundscheck=False)
-def match_piece(data, start, end, p, kind, a, b, opt_lo, opt_len, opt_val, opt_mask, info, op_byte, cur, nxt):
-    """The least end of piece p matched at data[start:], inside data[:end]; -1 when it does not
-    match. cur/nxt hold the sorted set of positions the piece may have reached so far (gaps and
-    uneven alternatives widen it). The arrays are Program.arrays, passed one by one."""
-    j0, j1 = info[p, 0], info[p, 1]
-    if info[p, 5]:  # exact bytes only: compare them
-        if start + (j1 - j0) > end:
-            return -1
-        for j in range(j0, j1):
-            if data[start + j - j0] != op_byte[j]:
-                return -1
-        return start + (j1 - j0)
-    cur[0] = start
-    nc = 1
-    for j in range(j0, j1):
-        k = kind[j]
-        nn = 0
-        if k == 0:
-            v = a[j]
-            m = b[j]
-            for t in range(nc):
-                q = cur[t]
-                if q < end and (data[q] & m) == v:
-                    nxt[nn] = q + 1
-                    nn += 1
-        elif k == 1:
-            last = -1
-            for t in range(nc):
-                x0 = max(cur[t] + a[j], last + 1)
-                x1 = min(cur[t] + b[j], end)
-                for x in range(x0, x1 + 1):
-                    nxt[nn] = x
-                    nn += 1
-                if x1 > last:
-                    last = x1
-        else:
-            for t in range(nc):
-                q = cur[t]
-                for o in range(a[j], a[j] + b[j]):
-                    length = opt_len[o]
-                    if q + length > end:
-                        continue
-                    s = opt_lo[o]
-                    ok = True
-                    for u in range(length):
-                        if (data[q + u] & opt_mask[s + u]) != opt_val[s + u]:
-                            ok = False
-                            break
-                    if ok:
-                        nxt[nn] = q + length
-                        nn += 1
-            nn = _sort_unique(nxt, nn)
-        if nn == 0:
-            return -1
-        for t in range(nn):
-            cur[t] = nxt[t]
-        nc = nn
-    return cur[0]
-
-
-@njit(inline="always", nogil=True, boundscheck=False)
-def _sort_unique(x, n):
-    for i in range(1, n):
-        v = x[i]
-        j = i - 1
-        while j >= 0 and x[j] > v:
-            x[j + 1] = x[j]
-            j -= 1
-        x[j + 1] = v
-    m = 0
-    for i in range(n):
-        if m == 0 or x[i] != x[m - 1]:
-            x[m] = x[i]
-            m += 1
-    return m
-
-
-@njit(inline="always", nogil=True, boundscheck=False)
 def _segment(seg_lo, x):
     """Index of the last segment starting at or before x; -1 before the first."""
     lo, hi = 0, seg_lo.size
@@ -269,10 +191,10 @@ def table_rows(pos, entry, e_piece, e_rel, seg_lo, seg_hi, rows):
 
 
 @njit(nogil=True, boundscheck=False, cache=True)
-def verify_rows(data, rows, n, seg_lo, seg_hi, prog, cur, nxt, out):
-    """Each row's starts (its anchor less the piece's prefix) tried against the whole piece
-    inside its object; every match goes to out (segment, piece, start, end), which must hold
-    a row per start tried. Returns the count."""
+def verify_rows(data, rows, n, seg_lo, seg_hi, prog, out):
+    """Rows of pieces of exact bytes (Program.literal): each compared at its one start inside its
+    object; every match goes to out (segment, piece, start, end), which must hold a row per row.
+    Returns the count. Pieces with gaps or alternatives go to verify_groups."""
     kind, a, b, opt_lo, opt_len, opt_val, opt_mask, info, op_byte = prog
     r_anchor, r_seg, r_piece = rows
     o_seg, o_piece, o_start, o_end = out
@@ -280,39 +202,126 @@ def verify_rows(data, rows, n, seg_lo, seg_hi, prog, cur, nxt, out):
     for r in range(n):
         s, p = r_seg[r], r_piece[r]
         end = seg_hi[s]
-        first = max(r_anchor[r] - info[p, 3], seg_lo[s])
-        last = r_anchor[r] - info[p, 2]
-        if info[p, 5]:  # exact bytes: compared here, the general matcher inlined is 3x slower
-            st = first
-            j0, j1 = info[p, 0], info[p, 1]
-            if st + (j1 - j0) > end:
-                continue
-            if same_bytes(data, st, op_byte, j0, j1 - j0):
-                o_seg[m], o_piece[m], o_start[m], o_end[m] = s, p, st, st + (j1 - j0)
-                m += 1
+        st = max(r_anchor[r] - info[p, 3], seg_lo[s])
+        j0, j1 = info[p, 0], info[p, 1]
+        if st + (j1 - j0) > end:
             continue
-        for st in range(first, last + 1):
-            e = match_piece(data, st, end, p, kind, a, b, opt_lo, opt_len, opt_val, opt_mask, info, op_byte, cur, nxt)
-            if e >= 0:
-                o_seg[m], o_piece[m], o_start[m], o_end[m] = s, p, st, e
-                m += 1
+        if same_bytes(data, st, op_byte, j0, j1 - j0):
+            o_seg[m], o_piece[m], o_start[m], o_end[m] = s, p, st, st + (j1 - j0)
+            m += 1
     return m
 
 
+INF = np.int64(1) << np.int64(62)
+GROUP_STARTS = 1 << 16  # starts one verify_groups group covers at most (its scratch is this plus a span)
+
+
 @njit(nogil=True, boundscheck=False, cache=True)
-def sweep(data, lo, hi, pieces, prog, cur, nxt, out_piece, out_start, out_end):
-    """Pieces with no fixed run to index, tried at every start in [lo, hi); returns the count
-    written, or -1 when out_* is too small (the caller grows it and repeats)."""
+def verify_groups(data, rows, n, seg_lo, seg_hi, prog, alt, first_row, E, F, dq, out):
+    """verify_rows for rows sorted by (segment, piece, anchor), in time linear in the bytes they
+    cover: the rows of one piece in one object part whose windows overlap form a group, and one
+    backward pass over the group's bytes per op of the piece gives, for every position q, the
+    least end of the piece's remaining ops matched from q (a byte: the next position's; a gap
+    {lo-hi}: the least over q+lo..q+hi, a sliding-window minimum kept in a deque; alternatives:
+    the least over the options matching at q, only those whose first byte fits data[q] tried:
+    alt is Program.alt_index()). Every start the rows allow is then read off once.
+    A piece's worst case is (the bytes its candidates' windows cover + one span per group of
+    GROUP_STARTS starts) x (its ops + its alternatives' bytes), whatever the gaps: trying each
+    start forward cost a span's worth of positions per start, a span squared per candidate.
+    Starts from first_row on; returns (occurrences written, the row to resume at): it stops
+    before a group whose starts might not fit in out."""
     kind, a, b, opt_lo, opt_len, opt_val, opt_mask, info, op_byte = prog
-    n = 0
-    for s in range(lo, hi):
-        for p in pieces:
-            e = match_piece(data, s, hi, p, kind, a, b, opt_lo, opt_len, opt_val, opt_mask, info, op_byte, cur, nxt)
-            if e >= 0:
-                if n == out_piece.size:
-                    return -1
-                out_piece[n] = p
-                out_start[n] = s
-                out_end[n] = e
-                n += 1
-    return n
+    alt_row, bucket_start, bucket_opt = alt
+    r_anchor, r_seg, r_piece = rows
+    o_seg, o_piece, o_start, o_end = out
+    cap = o_seg.size
+    m = 0
+    r = first_row
+    while r < n:
+        s, p = r_seg[r], r_piece[r]
+        end = seg_hi[s]
+        j0, j1 = info[p, 0], info[p, 1]
+        span = 0
+        for j in range(j0, j1):  # the piece's longest span: bytes and options count 1 or more, gaps their maximum
+            if kind[j] == 0:
+                span += 1
+            elif kind[j] == 1:
+                span += b[j]
+            else:
+                longest = 0
+                for o in range(a[j], a[j] + b[j]):
+                    longest = max(longest, opt_len[o])
+                span += longest
+        lo_start = max(r_anchor[r] - info[p, 3], seg_lo[s])
+        hi_start = r_anchor[r] - info[p, 2]
+        g = r + 1
+        while g < n and r_seg[g] == s and r_piece[g] == p:  # the group: windows that overlap, starts capped
+            nxt_lo = max(r_anchor[g] - info[p, 3], seg_lo[s])
+            nxt_hi = r_anchor[g] - info[p, 2]
+            if nxt_lo > hi_start + span or nxt_hi - lo_start >= GROUP_STARTS:
+                break
+            hi_start = max(hi_start, nxt_hi)
+            g += 1
+        if hi_start < lo_start:
+            r = g
+            continue
+        if m + (hi_start - lo_start + 1) > cap:
+            return m, r
+        top = min(hi_start + span, end)  # no path from these starts reaches past it
+        width = top - lo_start + 1
+        for x in range(width):
+            F[x] = lo_start + x  # after the last op: the end is where it stands
+        for j in range(j1 - 1, j0 - 1, -1):
+            k = kind[j]
+            if k == 0:
+                v = a[j]
+                mk = b[j]
+                for x in range(width):
+                    q = lo_start + x
+                    E[x] = F[x + 1] if q < top and (data[q] & mk) == v else INF
+            elif k == 1:
+                gl, gh = a[j], b[j]
+                head, tail = 0, 0  # dq[head:tail]: indices, decreasing, with increasing F
+                for x in range(width - 1, -1, -1):
+                    y = x + gl
+                    if y < width:
+                        while tail > head and F[dq[tail - 1]] >= F[y]:
+                            tail -= 1
+                        dq[tail] = y
+                        tail += 1
+                    while tail > head and dq[head] > x + gh:
+                        head += 1
+                    E[x] = F[dq[head]] if tail > head else INF
+            else:
+                bucket = alt_row[j] * 256
+                for x in range(width):
+                    q = lo_start + x
+                    best = INF
+                    if q >= top:
+                        E[x] = INF
+                        continue
+                    at = bucket + np.int64(data[q])
+                    for i in range(bucket_start[at], bucket_start[at + 1]):
+                        o = bucket_opt[i]
+                        length = opt_len[o]
+                        if q + length > top:
+                            continue
+                        so = opt_lo[o]
+                        ok = True
+                        for u in range(length):
+                            if (data[q + u] & opt_mask[so + u]) != opt_val[so + u]:
+                                ok = False
+                                break
+                        if ok and F[x + length] < best:
+                            best = F[x + length]
+                    E[x] = best
+            for x in range(width):
+                F[x] = E[x]
+            F[width] = INF
+        for st in range(lo_start, hi_start + 1):
+            e = F[st - lo_start]
+            if e < INF:
+                o_seg[m], o_piece[m], o_start[m], o_end[m] = s, p, st, e
+                m += 1
+        r = g
+    return m, n

@@ -11,7 +11,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Callable, Iterator
 
-from seqsift.io.openers import STDIN
+from seqsift.io.openers import STDIN, open_regular
 from seqsift.io.pack import PackedObject
 from seqsift import distributed
 from seqsift.backend import check_backend, check_threads
@@ -65,10 +65,10 @@ def groups(objects: Iterator[PackedObject], partition: int, by_path: bool,
                 if by_path:
                     obj.open_path = os.path.abspath(obj.open_path)
                 else:
-                    with open(obj.open_path, "rb") as f:
+                    with open_regular(obj.open_path) as f:
                         obj.data = f.read()
-            except OSError as exc:
-                report(obj.path, f"{exc.strerror or exc}, skipped")
+            except OSError as exc:  # InputError (not a regular file) included
+                report(obj.path, f"{getattr(exc, 'why', None) or exc.strerror or exc}, skipped")
                 continue
         if group and size + n > partition:
             yield group

@@ -11,7 +11,7 @@ import time
 from seqsift import __version__
 from seqsift.errors import UsageError
 from seqsift.io.provenance import Provenance
-from seqsift.io.writers import open_output
+from seqsift.io.writers import open_output, printable
 from seqsift.options import EXIT_CLEAN, EXIT_ERROR, EXIT_INFECTED, add_dask_options, dask_run, parse_size, positive_int, warn
 from seqsift.scan.api import objects_of
 from seqsift.scan.engine import DEFAULT_STRIDE, FILTERS
@@ -27,7 +27,8 @@ def add_parser(sub, parent: argparse.ArgumentParser) -> None:
         parents=[parent],
         help="scan files for signatures (ClamAV .ndb or hex lists): filter, then verify",
         description="Report every (file, signature) match as clamscan --allmatch does: 'path: Name FOUND'. "
-        "Exit status: 0 nothing found, 1 found, 2 error (unreadable files are reported and skipped).",
+        "Exit status (clamscan's): 1 something found (even beside an error), 0 nothing found, 2 nothing found "
+        "and an error (a file that cannot be scanned is reported on stderr and skipped; the rest go on).",
     )
     p.add_argument("paths", metavar="PATH", nargs="*", help="files or directories (with -r); - or none reads standard input")
     p.add_argument("--db", "-d", action="append", required=True, metavar="FILE",
@@ -72,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
     def report(path: str, why: str) -> None:
         nonlocal errors
         errors += 1
-        sys.stderr.write(f"seqsift scan: {path}: {why}\n")
+        sys.stderr.write(f"seqsift scan: {printable(path)}: {why}\n")
 
     spooled = spool_stdin() if STDIN in paths else None
     found_files = 0
@@ -97,7 +98,8 @@ def run(args: argparse.Namespace) -> int:
                     if args.json:
                         out.write(_json({"path": path, "signature": m.name, "count": m.count, "offsets": m.offsets}))
                     else:
-                        out.write(f"{path}: {m.name} {word}\n".encode(errors="surrogateescape"))
+                        line = f"{printable(path)}: {printable(m.name)} {word}\n"  # a newline in a name forges no line
+                        out.write(line.encode(errors="surrogateescape"))
             if not args.no_summary:
                 out.write(_summary(args, scanner, found_files, time.perf_counter() - started))
         if args.stats:
@@ -105,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
     finally:
         if spooled:
             os.unlink(spooled)
-    return EXIT_ERROR if errors else EXIT_INFECTED if found_files else EXIT_CLEAN
+    return EXIT_INFECTED if found_files else EXIT_ERROR if errors else EXIT_CLEAN  # clamscan: found wins
 
 
 def _options(args: argparse.Namespace) -> dict:

@@ -251,7 +251,12 @@ class Scanner:
             self.stats.seconds["readback"] += time.perf_counter() - t
             tables = [tb for tb in tables if tb is not engine.seed_table]
             t = time.perf_counter()
-        found += [(table, *engine.table_candidates(table, filled.buffer, lo, hi)) for table in tables]
+        for table in tables:  # held only up to the block threshold: past it, the full pass
+            got = engine.table_candidates(table, filled.buffer, lo, hi, self.block_threshold)
+            if got is None:
+                self.stats.seconds["filter"] += time.perf_counter() - t
+                return "block", None, count
+            found.append((table, *got))
         self.stats.seconds["filter"] += time.perf_counter() - t
         return "candidates", found, count
 
@@ -285,6 +290,10 @@ class Scanner:
             if self.engine.sweep_pieces.size and self.verify:
                 parts.append(self.engine.sweep(filled.buffer, seg_lo, seg_hi, count))
             found = _merge(parts)
+        for k in sorted(count.dropped):  # past engine.OCCURRENCE_LIMIT: that file is reported, the run goes on
+            obj = filled.segments[k].obj
+            obj.error = obj.error or ("too many signature matches in one buffer to hold (the bound is 2^25 "
+                                      "over all threads), not scanned")
         self.stats.candidates += count.candidates
         self.stats.checks += count.checks
         self.stats.seconds["verify"] += time.perf_counter() - t

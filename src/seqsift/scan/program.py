@@ -48,7 +48,7 @@ class Program:
 
     @property
     def arrays(self) -> tuple:
-        """What the kernels read (_cpu.match_piece and _check index it by position): the ops, and
+        """What the kernels read (_cpu.verify_rows and verify_groups index it by position): the ops, and
         per piece one row of PIECE_INFO columns, so a candidate's piece costs one cache line."""
         info = np.stack([self.piece_ops[:-1], self.piece_ops[1:], self.prefix_min, self.prefix_max,
                          self.anchor_len, self.literal.astype(np.int32)], axis=1).astype(np.int32)
@@ -56,15 +56,32 @@ class Program:
         return (self.op_kind, self.op_a, self.op_b, self.opt_lo, self.opt_len, self.opt_val, self.opt_mask,
                 np.ascontiguousarray(info), op_byte)
 
+    def alt_index(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per alternatives op, its options grouped by the byte they may start with, so the verifier
+        tries at a position only the options whose first byte fits it (a 10,000-way alternative
+        costs a few options a position, not 10,000): (row of each op, -1 but for alternatives;
+        bucket starts, 256 + 1 per row; the options of each bucket)."""
+        alts = np.flatnonzero(self.op_kind == ALT)
+        row = np.full(self.op_kind.size, -1, np.int32)
+        row[alts] = np.arange(alts.size, dtype=np.int32)
+        values = np.arange(256)
+        starts, options = [np.zeros(1, np.int64)], []
+        for j in alts.tolist():
+            first, count = int(self.op_a[j]), int(self.op_b[j])
+            opts = np.arange(first, first + count)
+            head = self.opt_lo[opts]
+            val, mask = self.opt_val[head].astype(np.int64), self.opt_mask[head].astype(np.int64)
+            fits = (values[:, None] & mask[None, :]) == val[None, :]  # byte x, option o
+            x, o = np.nonzero(fits)  # row-major: grouped by byte, options in order
+            options.append(opts[o].astype(np.int32))
+            starts.append(starts[-1][-1] + np.cumsum(np.bincount(x, minlength=256)))
+        bucket_start = np.concatenate(starts).astype(np.int64)
+        bucket_opt = np.concatenate(options) if options else np.zeros(0, np.int32)
+        return row, bucket_start, bucket_opt
+
     @property
     def max_span(self) -> int:
         return int(self.piece_max.max()) if self.piece_max.size else 0
-
-    @property
-    def scratch_size(self) -> int:
-        """Slots the verifier needs to hold the set of positions a piece can have reached."""
-        widest = int(np.max(np.append(self.op_b[self.op_kind == ALT], 1)))
-        return (self.max_span + 2) * widest
 
 
 def compile_program(signatures: SignatureSet) -> Program:

@@ -21,6 +21,9 @@ BYTE, GAP, ALT = 0, 1, 2
 ANY_OFFSET, FROM_START, FROM_EOF = 0, 1, 2
 # A longer bounded span would need a carry between buffers comparable to the buffers themselves.
 MAX_PIECE_SPAN = 1 << 16
+# Offsets, shifts and unbounded gaps' minimums: sums of a few of them and a file position stay
+# inside int64 (the kernels' positions), and no file is larger.
+MAX_OFFSET = 1 << 60
 _HEX = re.compile(r"[0-9a-fA-F?]{2}")
 _LITERAL = re.compile(r"(?:[0-9a-fA-F]{2})+")
 _SIMPLE_NDB = re.compile(r"([^:]+):\d+:\*:((?:[0-9a-fA-F]{2})+)")
@@ -100,6 +103,8 @@ def _elements(text: str) -> list[tuple]:
                 raise ValueError(f"bad gap at character {i + 1}: use {{n}}, {{n-m}}, {{-n}} or {{n-}}")
             lo = int(m.group(1) or 0)
             hi = lo if not m.group(2) else (int(m.group(3)) if m.group(3) else None)
+            if max(lo, hi or 0) > MAX_OFFSET:
+                raise ValueError(f"gap {m.group(0)} at character {i + 1} is beyond 2^60 bytes")
             if hi is not None and hi < lo:
                 raise ValueError(f"gap {m.group(0)} at character {i + 1} has its maximum below its minimum")
             out.append(("gap", lo, hi))
@@ -177,7 +182,10 @@ def parse_offset(text: str) -> tuple[int, int, int]:
         raise ValueError(f"offset {text!r} is not supported: use *, n, n,m, EOF-n or EOF-n,m")
     if m.group(1):
         return ANY_OFFSET, 0, 0
-    return (FROM_EOF if m.group(2) else FROM_START), int(m.group(3)), int(m.group(4) or 0)
+    n, shift = int(m.group(3)), int(m.group(4) or 0)
+    if n + shift > MAX_OFFSET:
+        raise ValueError(f"offset {text!r} reaches past 2^60 bytes")
+    return (FROM_EOF if m.group(2) else FROM_START), n, shift
 
 
 def parse_line(line: str, path: str, lineno: int, default_name: str) -> Signature | None:

@@ -1,0 +1,102 @@
+"""Hostile conditions around every command (issue item 9): SIGTERM and SIGHUP clean up as Ctrl-C
+does, a full disk names the output, out-of-range option values are named; each run in a child
+bounded in memory and CPU (tests/bounded.py)."""
+
+import os
+import resource
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from tests.bounded import SRC, run_bounded, text
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
+def test_sigterm_and_sighup_remove_the_partial_output(tmp_path, signum):
+    """A run stopped while its output is being written leaves no .NAME.XXXX.part file and exits
+    128 + the signal (143 for SIGTERM), as Ctrl-C leaves none and exits 130."""
+    out = tmp_path / "out.txt"
+    child = subprocess.Popen([sys.executable, "-m", "seqsift", "find", "ACGT", "-", "-o", str(out)],
+                             stdin=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path,
+                             env=dict(os.environ, PYTHONPATH=SRC))
+    try:
+        child.stdin.write(b"ACGT" * 100_000)
+        child.stdin.flush()
+        for _ in range(6000):  # until the output's temporary file exists (the command is writing it)
+            if any(name.endswith(".part") for name in os.listdir(tmp_path)):
+                break
+            time.sleep(0.05)
+        assert any(name.endswith(".part") for name in os.listdir(tmp_path))
+        child.send_signal(signum)
+        _, err = child.communicate(timeout=600)  # stdin closed too: a run that ignored the signal ends
+    finally:
+        child.kill()
+    assert child.returncode == 128 + signum, err
+    assert f"{signal.Signals(signum).name} received" in err.decode()
+    assert os.listdir(tmp_path) == []  # neither the output nor its temporary file
+
+
+def _file_size_limit():
+    resource.setrlimit(resource.RLIMIT_FSIZE, (100_000, 100_000))  # writes past it fail with EFBIG
+
+
+def test_a_full_disk_names_the_output(tmp_path):
+    data = tmp_path / "a.txt"
+    data.write_bytes(b"ACGT" * 200_000)
+    out = tmp_path / "hits.txt"
+    run = subprocess.run([sys.executable, "-m", "seqsift", "find", "ACGT", str(data), "-o", str(out)],
+                         preexec_fn=_file_size_limit, capture_output=True, timeout=600,
+                         env=dict(os.environ, PYTHONPATH=SRC))
+    assert run.returncode == 2
+    assert f"{out}: cannot write: File too large" in run.stderr.decode()
+    assert sorted(os.listdir(tmp_path)) == ["a.txt"]  # no half file, no temporary one
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full")
+@pytest.mark.parametrize("where", ["-o", "stdout"])
+def test_dev_full_names_the_output(tmp_path, where):
+    data = tmp_path / "a.txt"
+    data.write_bytes(b"ACGT\n" * 1000)
+    args = ["find", "ACGT", str(data)] + (["-o", "/dev/full"] if where == "-o" else [])
+    with open("/dev/full", "wb") as full:
+        run = subprocess.run([sys.executable, "-m", "seqsift", *args], stdout=full, stderr=subprocess.PIPE,
+                             timeout=600, env=dict(os.environ, PYTHONPATH=SRC))
+    shown = "/dev/full" if where == "-o" else "(standard output)"
+    assert run.returncode == 2
+    assert f"{shown}: cannot write: No space left on device" in run.stderr.decode()
+
+
+def test_a_port_past_65535_is_named():
+    run = run_bounded(["lab", "--port", "70000", "--no-browser"])
+    out, err = text(run)
+    assert run.returncode == 2 and "'70000' is not a port number (1 to 65535)" in err and "internal error" not in err
+
+
+def test_o_keeps_an_existing_files_mode(tmp_path):
+    data = tmp_path / "a.txt"
+    data.write_bytes(b"ACGT\n")
+    out = tmp_path / "private.txt"
+    out.write_text("old")
+    out.chmod(0o600)
+    run = run_bounded(["find", "ACGT", str(data), "-o", str(out)])
+    assert run.returncode == 0, text(run)[1]
+    assert out.stat().st_mode & 0o777 == 0o600 and out.read_bytes() != b"old"
+
+
+def test_find_escapes_control_characters_in_file_names(tmp_path):
+    """Issue item 9: find's TSV rows name the file; a name with a newline and a tab would forge a
+    row with fields of its own choosing. Text cells are escaped (io.writers.printable); JSON
+    keeps the name as a JSON string."""
+    import json
+
+    forged = tmp_path / "a\nforged\t999"
+    forged.write_bytes(b"xxACGTxxACGT")
+    run = run_bounded(["find", "ACGT", str(forged)])
+    out, err = text(run)
+    assert run.returncode == 0, err
+    assert out == f"{tmp_path}/a\\nforged\\t999\t2\n{tmp_path}/a\\nforged\\t999\t8\n"
+    run = run_bounded(["find", "ACGT", str(forged), "--json"])
+    assert [json.loads(line)["path"] for line in text(run)[0].splitlines()[1:]] == [str(forged)] * 2
