@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import socket
 import threading
 import webbrowser
@@ -26,7 +27,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         from seqsift.lab.server import make_app, warm_up, wsgi_server
         app = make_app()
-        import waitress  # noqa: F401  (checked here, before the port and the warm-up)
+        if importlib.util.find_spec("waitress") is None:  # checked before the port and the warm-up
+            raise ImportError("No module named 'waitress'")
     except ImportError as exc:
         raise UsageError(f"the Lab needs Dash and waitress ({exc}): pip install 'seqsift[lab]'") from None
     with socket.socket() as probe:  # a clear error (exit 2) rather than the server's own exit 1
