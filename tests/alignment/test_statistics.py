@@ -9,6 +9,7 @@ compares every row (1,732 then; all agreed to the printed digits).
 """
 
 import math
+import re
 
 import pytest
 
@@ -106,3 +107,58 @@ def test_a_bad_evalue_is_a_usage_error(tmp_path, blast_files, capsys):
     for value in ("0", "-1", "nan"):
         assert main(["align", str(queries), str(db), "--evalue", value]) == 2
         assert f"--evalue {float(value)}" in capsys.readouterr().err
+
+
+# blastp's comment lines for the first 2 queries of tests/data/proteins_query.fa.gz and a query of
+# ten W (no hit), against tests/data/proteins_db.fa.gz made into a database with
+# `makeblastdb -dbtype prot`, run as `blastp -comp_based_stats 0 -seg no -outfmt "7 std score"`
+# (BLAST 2.12.0+, Debian's ncbi-blast+), the Fields line shortened.
+BLASTP_7 = """\
+# BLASTP 2.12.0+
+# Query: tr|A7TBS3|A7TBS3_NEMVE Predicted protein (Fragment) OS=Nematostella vectensis GN=v1g153959 PE=4 SV=1 Split=0
+# Database: db
+# Fields: query acc.ver, subject acc.ver, % identity, alignment length, mismatches, gap opens, q. start, q. end, ...
+# 6 hits found
+# BLASTP 2.12.0+
+# Query: tr|Q8WWJ3|Q8WWJ3_HUMAN T cell surface glycoprotein CD6 isoform b OS=Homo sapiens GN=CD6 PE=4 SV=1 Split=0
+# Database: db
+# Fields: query acc.ver, subject acc.ver, % identity, alignment length, mismatches, gap opens, q. start, q. end, ...
+# 15 hits found
+# BLASTP 2.12.0+
+# Query: nohit
+# Database: db
+# 0 hits found
+# BLAST processed 3 queries
+"""
+
+
+def _comment_shape(text: str) -> list[str]:
+    """Each comment line's kind, with the count it carries where blastp's and ours must agree."""
+    kinds = []
+    for line in (line for line in text.splitlines() if line.startswith("#")):
+        for kind, pattern in (("program", r"# (BLASTP \S+|seqsift align \S+)$"), ("query", r"# Query: \S"),
+                              ("database", r"# Database: \S"), ("fields", r"# Fields: \S"),
+                              ("hits", r"# (\d+) hits found$"), ("processed", r"# BLAST processed (\d+) queries$")):
+            found = re.match(pattern, line)
+            if found:
+                hits_are_none = kind == "hits" and found.group(1) == "0"
+                kinds.append(f"{kind} {found.group(1)}" if kind == "processed" else "no hits" if hits_are_none else kind)
+                break
+        else:
+            kinds.append(f"unknown: {line}")
+    return kinds
+
+
+def test_outfmt_7_comment_lines_have_blastps_shape(tmp_path):
+    """Per query: program, Query, Database, Fields (only when it has hits), 'N hits found'; after the
+    last query, '# BLAST processed N queries' with N the queries read."""
+    queries, out = tmp_path / "q.fa", tmp_path / "7.tsv"
+    records = naive.read_records(data_file("proteins_query.fa.gz"))[:2] + [("nohit", "W" * 10)]
+    queries.write_text("".join(f">{n}\n{s}\n" for n, s in records))
+    assert main(["align", "-q", str(queries), str(data_file("proteins_db.fa.gz")), "--outfmt", "7 std score",
+                 "-o", str(out)]) == 0
+    assert _comment_shape(out.read_text()) == _comment_shape(BLASTP_7)
+    assert _comment_shape(BLASTP_7)[-1] == "processed 3" and out.read_text().endswith("# BLAST processed 3 queries\n")
+    out6 = tmp_path / "6.tsv"
+    assert main(["align", "-q", str(queries), str(data_file("proteins_db.fa.gz")), "-o", str(out6)]) == 0
+    assert "#" not in out6.read_text()  # outfmt 6 has no comment lines, the closing one neither

@@ -5,8 +5,12 @@ import importlib
 import re
 import shutil
 import socket
+import subprocess
+import sys
 import threading
 import time
+import urllib.error
+import urllib.request
 
 import pytest
 
@@ -72,7 +76,7 @@ def lab_url():
     app = server.make_app()
     server.warm_up()
     port = _free_port()
-    threading.Thread(target=app.run, kwargs={"host": "127.0.0.1", "port": port, "debug": False}, daemon=True).start()
+    threading.Thread(target=server.wsgi_server(app, port).run, daemon=True).start()
     for _ in range(100):
         try:
             socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
@@ -132,19 +136,92 @@ def test_page_in_a_real_browser_shows_throughput_falling(lab_url, tmp_path):
 
 
 def test_command_serves_on_localhost_only(monkeypatch):
-    import dash
-
     from seqsift.cli import main
     from seqsift.lab import command
 
-    served, opened = {}, []
-    monkeypatch.setattr(dash.Dash, "run", lambda self, **kw: served.update(kw))
+    served, opened = [], []
+
+    class Waitress:  # the real one, not bound: its address and the calls the command makes
+        def __init__(self, app, port):
+            self.real = real(app, port)
+            self.real.close()
+            served.append((self.real.effective_host, self.real.adj.max_request_body_size))
+
+        def run(self):
+            served.append("run")
+
+        def close(self):
+            served.append("close")
+
+    real = server.wsgi_server
+    monkeypatch.setattr(server, "wsgi_server", Waitress)
     monkeypatch.setattr(command.threading, "Timer", lambda delay, fn, args: type("T", (), {"start": lambda s: opened.append(args)})())
     monkeypatch.setattr(server, "warm_up", lambda: None)
-    assert main(["lab", "--port", "8123", "--no-browser", "-q"]) == 0
-    assert served == {"host": "127.0.0.1", "port": 8123, "debug": False} and opened == []
-    assert main(["lab", "--port", "8124", "-q"]) == 0
-    assert opened == [("http://127.0.0.1:8124/",)]
+    assert main(["lab", "--port", str(_free_port()), "--no-browser", "-q"]) == 0
+    assert served == [("127.0.0.1", server.MAX_BODY), "run", "close"] and opened == []
+    port = _free_port()
+    assert main(["lab", "--port", str(port), "-q"]) == 0
+    assert opened == [(f"http://127.0.0.1:{port}/",)]
+
+
+def _get(url: str, host: str | None = None, body: bytes | None = None):
+    """(status, body) of a request, error statuses included."""
+    request = urllib.request.Request(url, data=body, headers={"Host": host} if host else {})
+    if body is not None:
+        request.add_header("Content-Type", "application/json")
+    try:
+        with urllib.request.urlopen(request, timeout=10) as reply:
+            return reply.status, reply.read()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read()
+
+
+def test_the_command_serves_with_a_production_server(tmp_path):
+    """`seqsift lab` in its own process: the page is served, with no "development server" warning
+    on stderr, and the request checks hold over a real socket (a foreign Host, a body past the limit)."""
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}/"
+    with open(tmp_path / "stderr", "wb") as err:
+        lab = subprocess.Popen([sys.executable, "-m", "seqsift", "lab", "--port", str(port), "--no-browser"],
+                               stdout=subprocess.DEVNULL, stderr=err)
+    try:
+        page = None
+        deadline = time.monotonic() + 600  # the warm-up compiles the scanner's kernels on a cold cache
+        while page is None and lab.poll() is None and time.monotonic() < deadline:
+            try:
+                page = _get(url)
+            except OSError:
+                time.sleep(0.2)
+        assert page is not None, (lab.poll(), (tmp_path / "stderr").read_text())
+        assert page[0] == 200 and b"_dash-config" in page[1]
+        assert _get(url, host="evil.example")[0] == 403
+        assert _get(url + "api/run", body=b"{" + b" " * server.MAX_BODY + b"}")[0] == 413
+    finally:
+        lab.terminate()
+        lab.wait()
+    stderr = (tmp_path / "stderr").read_text()
+    assert "serving the Filter Lab at " + url in stderr
+    assert "development server" not in stderr.lower() and "Running on" not in stderr
+
+
+def test_charts_before_a_run_show_a_placeholder():
+    import plotly.graph_objects as go
+
+    fig = server.placeholder_figure(go, "Throughput against hit rate")
+    assert len(fig.data) == 0 and fig.layout.xaxis.visible is False and fig.layout.yaxis.visible is False
+    assert [a.text for a in fig.layout.annotations] == ["press Run to measure"]
+    graphs = {}
+
+    def walk(node):
+        if getattr(node, "id", None) in ("throughput", "stages"):
+            graphs[node.id] = node.figure
+        for child in node.children if isinstance(getattr(node, "children", None), list) else []:
+            walk(child)
+
+    walk(server.make_app().layout)
+    assert set(graphs) == {"throughput", "stages"}
+    for figure in graphs.values():
+        assert figure.layout.annotations[0].text == "press Run to measure" and len(figure.data) == 0
 
 
 def test_a_busy_port_is_a_clear_error(capsys):

@@ -84,7 +84,7 @@ def parse_outfmt(text: str) -> tuple[str, list[str]]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from seqsift.alignment.report import ReportFormat
+    from seqsift.alignment.report import ReportFormat, closing
     from seqsift.alignment.stream import DATABASE_RESIDUES, QUERY_RESIDUES, DatabaseParts, query_batches, search
     from seqsift.backend import resolve_unmeasured
     from seqsift.io.fastx import record_batches
@@ -103,6 +103,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--outfmt sam runs on this machine: drop --dask")
     both = BothStrands(sam_reads(args.queries), args.top) if fmt == "sam" else None
     queries = both.queries() if both else (record for batch in record_batches(args.queries) for record in batch)
+    read = [0]  # queries read, all of them processed once every text is written
+    queries = _tallied(queries, read)
     with contextlib.ExitStack() as stack:
         database = stack.enter_context(spooled_stdin(args.database))  # read once per query batch
         parts = DatabaseParts(database, scoring, args.db_batch or DATABASE_RESIDUES)
@@ -133,7 +135,15 @@ def run(args: argparse.Namespace) -> int:
             out.write(sam_header(names, lengths, Provenance(resolve_unmeasured(args.backend))))
         for text in texts:
             out.write(text)
+        out.write(closing(fmt, read[0]).encode())
     return EXIT_OK
+
+
+def _tallied(records, read: list[int]):
+    """records as they are, counted in read[0]."""
+    for record in records:
+        read[0] += 1
+        yield record
 
 
 def _counted(found, progress):

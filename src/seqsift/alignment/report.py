@@ -56,6 +56,12 @@ class ReportFormat:
                 self.karlin.bit_score(hit.score))
 
 
+def closing(fmt: str, queries: int) -> str:
+    """What ends a whole report: BLAST's '# BLAST processed N queries' under outfmt 7, nothing
+    otherwise (blastp prints it after the last query's lines, however many hits each had)."""
+    return f"# BLAST processed {queries} queries\n" if fmt == "7" else ""
+
+
 class AlignReport:
     """One database, one scoring and report form; safe to call from several threads at once.
     fmt: "6" or "7" (BLAST tabular, with columns) or "pair" gives text; "hits" gives each query's

@@ -1,8 +1,9 @@
-"""`seqsift lab`: serve the Filter Lab on this machine only (127.0.0.1) and open it in a browser."""
+"""`seqsift lab`: serve the Filter Lab on this machine only (127.0.0.1, with waitress) and open it in a browser."""
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import socket
 import threading
 import webbrowser
@@ -24,10 +25,12 @@ def run(args: argparse.Namespace) -> int:
     from seqsift.errors import UsageError
 
     try:
-        from seqsift.lab.server import make_app, warm_up
+        from seqsift.lab.server import make_app, warm_up, wsgi_server
         app = make_app()
+        if importlib.util.find_spec("waitress") is None:  # checked before the port and the warm-up
+            raise ImportError("No module named 'waitress'")
     except ImportError as exc:
-        raise UsageError(f"the Lab needs Dash ({exc}): pip install 'seqsift[lab]'") from None
+        raise UsageError(f"the Lab needs Dash and waitress ({exc}): pip install 'seqsift[lab]'") from None
     with socket.socket() as probe:  # a clear error (exit 2) rather than the server's own exit 1
         try:
             probe.bind(("127.0.0.1", args.port))
@@ -36,8 +39,12 @@ def run(args: argparse.Namespace) -> int:
                              "give another port") from None
     url = f"http://127.0.0.1:{args.port}/"
     warm_up()
+    httpd = wsgi_server(app, args.port)
     warn(args, f"serving the Filter Lab at {url} (Ctrl-C to stop)")
     if not args.no_browser:
         threading.Timer(1.0, webbrowser.open, (url,)).start()
-    app.run(host="127.0.0.1", port=args.port, debug=False)
+    try:
+        httpd.run()
+    finally:
+        httpd.close()
     return EXIT_OK

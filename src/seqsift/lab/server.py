@@ -1,6 +1,7 @@
 """The Filter Lab's web page and JSON API (Dash: Flask underneath, Plotly charts, every asset served
-from the installed packages, so it works offline). One experiment runs at a time; a second request
-while one runs is refused with a message (HTTP 409 on the API)."""
+from the installed packages, so it works offline), served by waitress, a production WSGI server, not
+Flask's development server. One experiment runs at a time; a second request while one runs is
+refused with a message (HTTP 409 on the API)."""
 
 from __future__ import annotations
 
@@ -68,6 +69,17 @@ def settings_from(values) -> Settings:
         except (TypeError, ValueError, OverflowError):  # OverflowError: int(1e400), JSON's infinity
             raise UsageError(f"{name}={value!r} is not a number in range") from None
     return Settings(**out).check()
+
+
+def wsgi_server(app, port: int):
+    """A waitress server for the Lab's Flask app on 127.0.0.1:port (call .run(), then .close()).
+    Every request check stays in the app (Host allow-list, JSON-only POSTs, body limit); waitress
+    also refuses a body past MAX_BODY itself, chunked ones included, before the app reads it. Four
+    threads: a Cancel or a page load is answered while an experiment runs in another."""
+    from waitress import create_server
+
+    return create_server(app.server, host="127.0.0.1", port=port, threads=4, max_request_body_size=MAX_BODY,
+                         ident="seqsift")
 
 
 def make_app():
@@ -148,8 +160,8 @@ def make_app():
         ]),
         html.Div(id="status", children="Ready."),
         html.Div(id="overflow", style={"fontWeight": "bold", "margin": "8px 0"}),
-        dcc.Graph(id="throughput"),
-        dcc.Graph(id="stages"),
+        dcc.Graph(id="throughput", figure=placeholder_figure(go, "Throughput against hit rate")),
+        dcc.Graph(id="stages", figure=placeholder_figure(go, "Time per stage, per buffer")),
         dcc.Store(id="history", data=[]),
     ])
 
@@ -206,6 +218,15 @@ def _overflow(table: dict) -> str:
         return (f"Table overflow: a one-signature-per-key table would lose {table['one_per_key_lost']:,} of "
                 f"{table['entries']:,} signatures; the bucket table holds them all (largest bucket {table['largest_bucket']}).")
     return f"No overflow: {table['entries']:,} signatures on {table['keys_used']:,} keys, largest bucket {table['largest_bucket']}."
+
+
+def placeholder_figure(go, title: str):
+    """What a chart shows before the first run: its title and a note to press Run, no empty axes."""
+    fig = go.Figure()
+    fig.update_layout(title=title, height=300, xaxis={"visible": False}, yaxis={"visible": False},
+                      annotations=[{"text": "press Run to measure", "showarrow": False, "font": {"size": 18},
+                                    "xref": "paper", "yref": "paper", "x": 0.5, "y": 0.5}])
+    return fig
 
 
 def _throughput_figure(go, history: list, sweep: bool):
