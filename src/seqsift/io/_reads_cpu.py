@@ -5,7 +5,7 @@ import numpy as np
 from numba import njit, uint8, uint32, uint64
 
 from seqsift.intrinsics import acgt32, cttz64, eq_mask32
-from seqsift.io.reads import _ACGT, _BAD_CHAR, _NO_AT, _NO_GT, _NO_NAME, _NO_PLUS, _OK, _QUAL_LEN, _TRUNCATED
+from seqsift.io.reads import _ACGT, _BAD_CHAR, _NAME_CONTROL, _NO_AT, _NO_GT, _NO_NAME, _NO_PLUS, _OK, _QUAL_LEN, _TRUNCATED
 
 
 @njit(inline="always", nogil=True)
@@ -37,15 +37,20 @@ def _is_space(c):
 
 @njit(inline="always", nogil=True)
 def _name(buf, lo, hi, name_lo, name_hi, r):
-    """First word of a header (after its '>' or '@'); False when it has none."""
+    """First word of a header (after its '>' or '@'): -1 when it has none, the offset of a control
+    byte in it (below 0x20 or 0x7f: printed in TSV or SAM it could forge a field or a line, and
+    SAM's QNAME allows none), else 0."""
     while lo < hi and _is_space(buf[lo]):
         lo += 1
     end = lo
+    control = 0
     while end < hi and not _is_space(buf[end]):
+        if control == 0 and (buf[end] < 32 or buf[end] == 127):
+            control = end
         end += 1
     name_lo[r] = lo
     name_hi[r] = end
-    return end > lo
+    return control if end > lo else -1
 
 
 @njit(inline="always", nogil=True)
@@ -132,8 +137,9 @@ def parse(buf, final, fastq, max_reads, copy, fold, table, seq, codes, bounds, n
             pos, line = e1 + 1, line + 1
             continue
         if fastq:
-            if not _name(buf, pos + 1, e1, name_lo, name_hi, r):
-                return r, pos, line, _NO_NAME, line, 0
+            named = _name(buf, pos + 1, e1, name_lo, name_hi, r)
+            if named != 0:
+                return r, pos, line, _NO_NAME if named < 0 else _NAME_CONTROL, line, buf[named] if named > 0 else 0
             e2 = _line_end(buf, e1 + 1, final)  # sequence, '+' and quality lines (-1: not all here)
             e3 = _line_end(buf, e2 + 1, final) if e2 >= 0 else -1
             e4 = _line_end(buf, e3 + 1, final) if e3 >= 0 else -1
@@ -155,8 +161,9 @@ def parse(buf, final, fastq, max_reads, copy, fold, table, seq, codes, bounds, n
             qual_lo[r] = q_lo
             pos, line = e4 + 1, line + 4
         else:
-            if not _name(buf, pos + 1, e1, name_lo, name_hi, r):
-                return r, pos, line, _NO_NAME, line, 0
+            named = _name(buf, pos + 1, e1, name_lo, name_hi, r)
+            if named != 0:
+                return r, pos, line, _NO_NAME if named < 0 else _NAME_CONTROL, line, buf[named] if named > 0 else 0
             start, lines = e1 + 1, 1
             complete = False
             while True:  # sequence lines up to the next '>' at a line start, or EOF

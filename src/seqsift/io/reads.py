@@ -34,7 +34,7 @@ PARTITION_BLOCKS = 4
 MAX_RECORD = 1 << 28
 _FOLD = np.frombuffer(FOLD, np.uint8)
 _ACGT = np.frombuffer(b"ACGT", np.uint8)
-_OK, _BAD_CHAR, _NO_AT, _NO_PLUS, _QUAL_LEN, _NO_NAME, _TRUNCATED, _NO_GT = range(8)
+_OK, _BAD_CHAR, _NO_AT, _NO_PLUS, _QUAL_LEN, _NO_NAME, _TRUNCATED, _NO_GT, _NAME_CONTROL = range(9)
 _MESSAGES = {
     _NO_AT: "expected a FASTQ header line starting with '@'",
     _NO_PLUS: "expected a '+' separator line",
@@ -159,29 +159,9 @@ def _parse_batch(data, final, fastq, batch_reads, copy, table, path, line, index
         raise FormatError(path, line + err_line, _message(err, byte))
     if not reads:
         return None, used, lines
-    _plain_names(data, name_lo[:reads], name_hi[:reads], path, line)
     return ReadBatch(raw=data[:used], seq=seq[: bounds[reads]], codes=codes[: bounds[reads]],
                      bounds=bounds[: reads + 1], name_lo=name_lo[:reads], name_hi=name_hi[:reads],
                      qual_lo=qual_lo[:reads], first=index), used, lines
-
-
-def _plain_names(data: np.ndarray, lo: np.ndarray, hi: np.ndarray, path: str, line: int) -> None:
-    """FormatError naming the line of the first read name holding a control character (a byte
-    below 0x20 or 0x7f): printed in TSV or SAM it could forge a field or a line, and SAM's QNAME
-    allows none. Costs a pass over the names' bytes only."""
-    lengths = hi - lo
-    total = int(lengths.sum())
-    if not total:
-        return
-    starts = np.repeat(lo - np.concatenate(([0], np.cumsum(lengths)[:-1])), lengths)
-    name_bytes = data[starts + np.arange(total)]
-    bad = (name_bytes < 0x20) | (name_bytes == 0x7F)
-    if not bad.any():
-        return
-    first = int(np.searchsorted(np.cumsum(lengths), int(np.argmax(bad)), "right"))
-    header = line + int(np.count_nonzero(data[: lo[first]] == 10))
-    raise FormatError(path, header, f"read name holds control character {bytes([name_bytes[np.argmax(bad)]])!r}; "
-                      "names are printed in TSV and SAM, where it could forge a field or a line")
 
 
 def _framed(source, batch_reads: int, copy: bool, table: np.ndarray, block: int):
@@ -323,4 +303,7 @@ def _message(err: int, byte: int) -> str:
         return f"invalid character {chr(byte)!r} in sequence"
     if err == _QUAL_LEN:
         return f"quality length {byte} differs from the sequence length"
+    if err == _NAME_CONTROL:
+        return (f"read name holds control character {bytes([byte])!r}; names are printed in TSV and SAM, where "
+                "it could forge a field or a line")
     return _MESSAGES[err]
