@@ -197,9 +197,14 @@ def test_the_command_serves_with_a_production_server(tmp_path):
         assert _get(url, host="evil.example")[0] == 403
         assert _get(url + "api/run", body=b"{" + b" " * server.MAX_BODY + b"}")[0] == 413
     finally:
-        lab.terminate()
-        lab.wait()
+        lab.terminate()  # SIGTERM while waitress has answered requests: the command must stop
+        try:
+            code = lab.wait(timeout=120)
+        except subprocess.TimeoutExpired:
+            lab.kill()
+            code = lab.wait()
     stderr = (tmp_path / "stderr").read_text()
+    assert code == 128 + 15, stderr  # cli.py's exit for SIGTERM, after the same clean-up as Ctrl-C
     assert "serving the Filter Lab at " + url in stderr
     assert "development server" not in stderr.lower() and "Running on" not in stderr
 

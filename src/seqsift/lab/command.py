@@ -43,8 +43,14 @@ def run(args: argparse.Namespace) -> int:
     warn(args, f"serving the Filter Lab at {url} (Ctrl-C to stop)")
     if not args.no_browser:
         threading.Timer(1.0, webbrowser.open, (url,)).start()
+    # waitress's loop runs in a thread of its own: Ctrl-C, SIGTERM and SIGHUP raise in this thread
+    # (cli.py), outside waitress, whose handlers would otherwise catch them while a request is
+    # being answered and go on serving.
+    serving = threading.Thread(target=httpd.run, name="seqsift-lab", daemon=True)
+    serving.start()
     try:
-        httpd.run()
+        while serving.is_alive():
+            serving.join(0.5)
     finally:
         httpd.close()
     return EXIT_OK
