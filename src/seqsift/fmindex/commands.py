@@ -13,8 +13,6 @@ from seqsift.errors import UsageError
 from seqsift.options import EXIT_OK, add_dask_options, dask_run, positive_int, warn
 from seqsift.fmindex.query import SHORTCUTS, SearchOptions
 
-MAX_ERRORS = 16  # verify.MAX_ERRORS, without importing the kernels for `seqsift --help`
-
 BATCH_READS = 1 << 16  # reads a batch (read_search.DEFAULT_BATCH)
 
 
@@ -101,6 +99,7 @@ def run_search(args: argparse.Namespace) -> int:
     from seqsift.fmindex.api import FMIndex
     from seqsift.backend import resolve_unmeasured
     from seqsift.fmindex.read_search import search_reads
+    from seqsift.fmindex.verify import MAX_ERRORS
     from seqsift.io.openers import check_readable
     from seqsift.io.provenance import Provenance, sam_header
     from seqsift.io.writers import open_output
@@ -109,7 +108,7 @@ def run_search(args: argparse.Namespace) -> int:
         raise UsageError(f"--max-hits {args.max_hits}: give 0 (count only) or more")
     if args.format == "sam" and args.max_hits == 0:
         raise UsageError("--format sam needs positions: give --max-hits 1 or more")
-    if not 0 <= args.errors <= MAX_ERRORS:
+    if not 0 <= args.errors <= MAX_ERRORS:  # the API's own limit, named as the option
         raise UsageError(f"--errors {args.errors}: give 0 to {MAX_ERRORS}")
     index = FMIndex.load(args.index)  # checked here whatever runs the batches: a bad index fails at once
     check_readable(args.reads)
