@@ -21,34 +21,43 @@ from seqsift import __version__
 from seqsift.errors import SeqsiftError
 from seqsift.options import EXIT_ERROR, EXIT_INTERRUPTED, common_options
 
-# The module defining each subcommand. Only the one a command line names is imported, so a
-# command does not pay for the others' imports (Numba's among them: ~0.5 s).
+# Each subcommand: the module defining it, and the line `seqsift --help` lists it with. Only the
+# module a command line names is imported, so a command does not pay for the others' imports, and
+# `seqsift --version` or `--help` imports none: a command module imports its engine when it runs
+# (tests/cli/test_startup.py checks that `SUBCOMMAND --help` imports neither Numba nor an engine).
 COMMANDS = {
-    "find": "seqsift.find.command",
-    "scan": "seqsift.scan.command",
-    "lab": "seqsift.lab.command",
-    "index": "seqsift.fmindex.commands",
-    "search": "seqsift.fmindex.commands",
-    "simulate": "seqsift.fmindex.simulate",
-    "check": "seqsift.fmindex.check",
-    "stats": "seqsift.fmindex.stats",
-    "align": "seqsift.alignment.command",
-    "map": "seqsift.map.command",
-    "demo": "seqsift.demo",
+    "find": ("seqsift.find.command", "every occurrence of a pattern in files (data-parallel KMP)"),
+    "scan": ("seqsift.scan.command", "scan files for signatures (ClamAV .ndb or hex lists): filter, then verify"),
+    "lab": ("seqsift.lab.command", "the Filter Lab: watch scanning throughput fall as candidates rise"),
+    "index": ("seqsift.fmindex.commands", "build an FM-index (.ssx) of a DNA reference"),
+    "search": ("seqsift.fmindex.commands", "exact matches of DNA reads in an FM-index, both strands"),
+    "simulate": ("seqsift.fmindex.simulate", "simulate test reads from a reference (FASTQ)"),
+    "check": ("seqsift.fmindex.check", "verify `seqsift search` results against the reference"),
+    "stats": ("seqsift.fmindex.stats", "statistics of an index, and of searching reads in it"),
+    "align": ("seqsift.alignment.command", "Smith-Waterman alignment of queries against a database"),
+    "map": ("seqsift.map.command", "map sequencing reads to a reference (SAM, as bwa mem)"),
+    "demo": ("seqsift.demo", "run every engine on the embedded lambda phage genome"),
 }
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
-    """The parser of every subcommand, or of `command`'s module alone when it is one."""
+    """The parser of `command`, from its module; for anything else (--version, --help, no or an
+    unknown command) one that only lists the commands, with no module imported."""
     parser = argparse.ArgumentParser(prog="seqsift", description="Find patterns in large data fast.")
     parser.add_argument("--version", action="version", version=f"seqsift {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    parent = common_options()
-    modules = [COMMANDS[command]] if command in COMMANDS else dict.fromkeys(COMMANDS.values())
-    for module in modules:
-        importlib.import_module(module).add_parser(sub, parent)
+    if command in COMMANDS:
+        importlib.import_module(COMMANDS[command][0]).add_parser(sub, common_options())
+    else:
+        for name, (_, summary) in COMMANDS.items():
+            sub.add_parser(name, help=summary, add_help=False)
     parser.commands = sub.choices  # each subcommand's parser, for its own usage line on an error
     return parser
+
+
+def command_named(argv: list[str]) -> str | None:
+    """The subcommand a command line names: its first word that is not an option."""
+    return next((word for word in argv if not word.startswith("-")), None)
 
 
 def parse(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace:
@@ -72,7 +81,7 @@ def _no_blas_threads() -> None:
 def main(argv: list[str] | None = None) -> int:
     _no_blas_threads()
     argv = sys.argv[1:] if argv is None else argv
-    parser = build_parser(argv[0] if argv else None)
+    parser = build_parser(command_named(argv))
     try:
         args = parse(parser, argv)
     except SystemExit as exc:  # argparse: --help/--version exit 0, usage errors exit 2

@@ -5,12 +5,14 @@ from __future__ import annotations
 import argparse
 import time
 from importlib import resources
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from seqsift import __version__
 from seqsift import backend as backends
 from seqsift.options import EXIT_OK
+
+if TYPE_CHECKING:
+    import numpy as np
 
 # Restriction sites and the cos site of phage lambda: known answers a newcomer can check.
 SITES = (
@@ -27,13 +29,15 @@ def genome_path():
 
 
 def add_parser(sub, parent: argparse.ArgumentParser) -> None:
-    p = sub.add_parser("demo", parents=[parent], help="run every engine on the embedded lambda phage genome",
+    p = sub.add_parser("demo", parents=[parent],
                        description="Runs each engine on the lambda phage genome shipped inside the package "
                        "and reports what was searched, what was found and how fast.")
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    import numpy as np
+
     import seqsift
     from seqsift.io.fastx import read_batches
 
@@ -73,6 +77,7 @@ def run(args: argparse.Namespace) -> int:
 def _scan_part(args: argparse.Namespace, genome: np.ndarray) -> None:
     """Signature scanning: three in-memory 'files', a small ClamAV-style database with wildcards,
     then the filter's speed on the genome repeated."""
+    import numpy as np
     import seqsift
     from seqsift.scan.api import objects_of
     from seqsift.scan.pipeline import Scanner
@@ -146,6 +151,7 @@ def _fmindex_part(args: argparse.Namespace) -> None:
 
 def _alignment_part(args: argparse.Namespace, genome: np.ndarray) -> None:
     """Smith-Waterman: one alignment shown in full, then a database search and its speed."""
+    import numpy as np
     import seqsift
     from seqsift.alignment import Database, dna, search_database
 

@@ -28,6 +28,10 @@ EXIT_WRONG = 1  # check: some results are wrong
 EXIT_ERROR = 2  # usage or input error, every command
 EXIT_INTERRUPTED = 130  # Ctrl-C (128 + SIGINT)
 
+# Which symlinks a walk follows (io/tree.py): clamscan's values of --follow-dir-symlinks and
+# --follow-file-symlinks.
+NEVER, NAMED, ALWAYS = 0, 1, 2
+
 _SIZE = re.compile(r"^\s*(\d+)\s*([kKmMgGtT]?)(i?[bB])?\s*$")
 
 

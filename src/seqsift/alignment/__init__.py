@@ -1,9 +1,26 @@
 """Smith-Waterman alignment: pairwise alignment with traceback (`seqsift.align`) and
-database search (`search_database`), local, global or semi-global, linear or affine gaps."""
+database search (`search_database`), local, global or semi-global, linear or affine gaps.
 
-from seqsift.alignment.database import Database, DatabaseHit, search_database
-from seqsift.alignment.pairwise import Alignment, align, align_pairs, rescore
-from seqsift.alignment.scoring import MATRICES, Scoring, dna, matrix
+The public names load their modules on first use, and the package holds the defaults the command
+line shows, so `seqsift align --help` imports neither the kernels nor Numba."""
 
-__all__ = ["MATRICES", "Alignment", "Database", "DatabaseHit", "Scoring", "align", "align_pairs", "dna", "matrix", "rescore",
-           "search_database"]
+import importlib
+
+MATRICES = ("BLOSUM45", "BLOSUM50", "BLOSUM62", "BLOSUM80", "BLOSUM90", "PAM30", "PAM70", "PAM250")  # shipped
+DEFAULT_EVALUE = 10.0  # blastp's -evalue default
+QUERIES_PER_PARTITION = 16  # queries a Dask task aligns (cluster.py)
+
+_PUBLIC = {"Database": "database", "DatabaseHit": "database", "search_database": "database", "Alignment": "pairwise",
+           "align": "pairwise", "align_pairs": "pairwise", "rescore": "pairwise", "Scoring": "scoring",
+           "dna": "scoring", "matrix": "scoring"}
+__all__ = ["MATRICES", *sorted(_PUBLIC)]
+
+
+def __getattr__(name: str):
+    if name in _PUBLIC:
+        return getattr(importlib.import_module(f"{__name__}.{_PUBLIC[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_PUBLIC))

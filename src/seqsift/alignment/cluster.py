@@ -12,13 +12,12 @@ from __future__ import annotations
 import os
 
 from seqsift import distributed
+from seqsift.alignment import QUERIES_PER_PARTITION
 from seqsift.alignment import scoring as scorings
 from seqsift.alignment.database import Database, DatabaseHit
 from seqsift.alignment.report import DEFAULT_EVALUE, AlignReport
 from seqsift.backend import check_backend, check_threads, resolve_unmeasured
 from seqsift.runner import Work, ordered
-
-QUERIES_PER_PARTITION = 16
 
 
 def read_fasta(path) -> tuple[list[str], list[bytes]]:

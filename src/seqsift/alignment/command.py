@@ -1,26 +1,27 @@
 """`seqsift align QUERY.fa DB.fa`: each query against every database sequence, the best --top
-per query, as BLAST tabular, a custom BLAST column list, readable pairs, or SAM (DNA)."""
+per query, as BLAST tabular, a custom BLAST column list, readable pairs, or SAM (DNA). The engine
+is imported when the command runs, so `align --help` imports neither it nor numpy."""
 
 from __future__ import annotations
 
 import argparse
 import contextlib
 
-from seqsift.alignment import scoring as scorings
-from seqsift.alignment import cluster
-from seqsift.alignment.cluster import QUERIES_PER_PARTITION
-from seqsift.alignment.report import DEFAULT_EVALUE
-from seqsift.alignment.sam import BothStrands
-from seqsift.alignment.sam import reads as sam_reads
+from typing import TYPE_CHECKING
+
+from seqsift.alignment import DEFAULT_EVALUE, MATRICES, QUERIES_PER_PARTITION
 from seqsift.errors import UsageError
 from seqsift.options import EXIT_OK, add_dask_options, dask_run, positive_int
+
+if TYPE_CHECKING:
+    from seqsift.alignment.scoring import Scoring
 
 DEFAULT_COLUMNS = "qseqid sseqid pident length mismatch gapopen qstart qend sstart send evalue bitscore".split()
 COLUMNS = set(DEFAULT_COLUMNS) | {"score", "cigar", "qlen", "slen", "nident", "qseq", "sseq"}
 
 
 def add_parser(sub, parent: argparse.ArgumentParser) -> None:
-    p = sub.add_parser("align", parents=[parent], help="Smith-Waterman alignment of queries against a database",
+    p = sub.add_parser("align", parents=[parent],
                        description="Align every query (FASTA) against every database sequence (FASTA) and "
                        "report the best --top per query. Gap of L residues costs open + L * extend (BLAST's "
                        "convention). Exit status: 0 done, 2 error.")
@@ -30,7 +31,7 @@ def add_parser(sub, parent: argparse.ArgumentParser) -> None:
     p.add_argument("--mode", choices=("local", "global", "semi-global"), default="local",
                    help="local (Smith-Waterman), global (Needleman-Wunsch) or semi-global (the whole query "
                    "against any stretch of the target) (default %(default)s)")
-    p.add_argument("--matrix", help=f"{', '.join(scorings.MATRICES)} or an NCBI-format matrix file "
+    p.add_argument("--matrix", help=f"{', '.join(MATRICES)} or an NCBI-format matrix file "
                    "(default BLOSUM62)")
     p.add_argument("--dna", action="store_true", help="DNA scoring with --match/--mismatch instead of a matrix")
     p.add_argument("--match", type=int, help="DNA match score; implies --dna (default 1)")
@@ -50,9 +51,11 @@ def add_parser(sub, parent: argparse.ArgumentParser) -> None:
     p.set_defaults(run=run)
 
 
-def scoring_from(args: argparse.Namespace) -> scorings.Scoring:
+def scoring_from(args: argparse.Namespace) -> Scoring:
     """--match/--mismatch score DNA, so they imply --dna (they were once ignored without it, and
     BLOSUM62 scored the DNA); with --matrix they contradict it."""
+    from seqsift.alignment import scoring as scorings
+
     dna_scores = [f"--{name} {value}" for name, value in (("match", args.match), ("mismatch", args.mismatch))
                   if value is not None]
     if dna_scores and args.matrix is not None:
@@ -84,6 +87,9 @@ def parse_outfmt(text: str) -> tuple[str, list[str]]:
 
 
 def run(args: argparse.Namespace) -> int:
+    from seqsift.alignment import cluster
+    from seqsift.alignment.sam import BothStrands
+    from seqsift.alignment.sam import reads as sam_reads
     from seqsift.alignment.report import ReportFormat, closing
     from seqsift.alignment.stream import DATABASE_RESIDUES, QUERY_RESIDUES, DatabaseParts, query_batches, search
     from seqsift.backend import resolve_unmeasured

@@ -5,11 +5,11 @@ called by cluster.run_queries), on this machine or on a Dask worker."""
 from __future__ import annotations
 
 from seqsift import __version__
+from seqsift.alignment import DEFAULT_EVALUE
 from seqsift.alignment import scoring as scorings
 from seqsift.alignment.database import Database, DatabaseHit, search_database
 from seqsift.alignment.statistics import KarlinAltschul, format_bits, format_evalue
 
-DEFAULT_EVALUE = 10.0  # blastp's -evalue default
 # What BLAST's outfmt 7 calls each column on its "# Fields:" line.
 FIELD_NAMES = {"qseqid": "query id", "sseqid": "subject id", "pident": "% identity", "length": "alignment length",
                "mismatch": "mismatches", "gapopen": "gap opens", "qstart": "q. start", "qend": "q. end",

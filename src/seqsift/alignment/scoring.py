@@ -16,10 +16,10 @@ from importlib import resources
 
 import numpy as np
 
+from seqsift.alignment import MATRICES
 from seqsift.errors import FormatError, UsageError
 from seqsift.io.openers import read_small
 
-MATRICES = ("BLOSUM45", "BLOSUM50", "BLOSUM62", "BLOSUM80", "BLOSUM90", "PAM30", "PAM70", "PAM250")
 DNA_ALPHABET = b"ACGTN"
 # Residues some databases use that the matrices lack: selenocysteine, pyrrolysine, Leu/Ile.
 PROTEIN_ALIASES = {ord("U"): ord("X"), ord("O"): ord("X"), ord("J"): ord("X")}

@@ -17,13 +17,13 @@ import numpy as np
 
 from seqsift import backend as backends
 from seqsift.errors import InputError, UsageError
+from seqsift.find import DEFAULT_CHUNK_SIZE
 from seqsift.find.plan import SearchPlan, make_plan, reverse_complement
 from seqsift.io.chunks import ArrayStream, ChunkReader, iter_chunks
 from seqsift.io.fastx import FOLD, SequenceBatch, read_batches
 from seqsift.io.openers import display_name, open_binary
 from seqsift.io.pack import Filled, PackedObject, Packer, regular_size
 
-DEFAULT_CHUNK_SIZE = 64 << 20
 SAMPLE_BYTES = 1 << 20
 # Files up to this size are searched packed together (io.pack); larger ones stream alone.
 PACK_FILE_MAX = 1 << 20

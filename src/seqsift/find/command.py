@@ -1,23 +1,22 @@
-"""`seqsift find`: the exact-search subcommand (argument parsing and output only)."""
+"""`seqsift find`: the exact-search subcommand (argument parsing and output only). The engine and
+the readers are imported when the command runs, so building the parser (`find --help`) does not
+import them (or numpy, or Numba)."""
 
 from __future__ import annotations
 
 import argparse
 import contextlib
 import sys
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from seqsift.errors import InputError, UsageError
-from seqsift.find.api import DEFAULT_CHUNK_SIZE, FindJob, as_pattern
-from seqsift.io.pack import regular_size
-from seqsift.io.openers import STDIN, check_readable, open_binary, spooled_stdin
-from seqsift.io.tree import walk
-from seqsift.io.provenance import Provenance
-from seqsift.io.writers import RowWriter, open_output
+from seqsift.find import DEFAULT_CHUNK_SIZE
 from seqsift.options import EXIT_ERROR, EXIT_FOUND, EXIT_NONE, add_dask_options, dask_run, parse_size, warn
-from seqsift.progress import Progress
-from seqsift.runner import by_source
+
+if TYPE_CHECKING:
+    from seqsift.find.api import FindJob
+    from seqsift.io.writers import RowWriter
+    from seqsift.progress import Progress
 
 # From this many patterns, -c, -l and -L run the scan engine once (filter, then verify) instead of
 # one search per pattern: on 32 MiB of text, one thread, 2026-12-01, each further pattern cost
@@ -29,7 +28,6 @@ def add_parser(sub, parent: argparse.ArgumentParser) -> None:
     p = sub.add_parser(
         "find",
         parents=[parent],
-        help="every occurrence of a pattern in files (data-parallel KMP)",
         description="Report every occurrence of PATTERN, overlapping ones included, as path<TAB>offset "
         "(0-based byte offset; with several patterns path<TAB>offset<TAB>pattern). Patterns are fixed "
         "strings (grep -F), not regular expressions. Exit status as grep: 0 found, 1 none, 2 error.",
@@ -72,6 +70,8 @@ def patterns_of(args: argparse.Namespace) -> list[str]:
         if args.pattern is None:
             raise UsageError("give a PATTERN, or patterns with -e PATTERN or -f FILE")
         return [args.pattern]
+    from seqsift.io.openers import check_readable, open_binary
+
     if args.pattern is not None:
         args.files = [args.pattern, *args.files]
     texts = list(args.patterns or [])
@@ -85,6 +85,13 @@ def patterns_of(args: argparse.Namespace) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
+    from seqsift.find.api import FindJob, as_pattern
+    from seqsift.io.openers import STDIN, check_readable
+    from seqsift.io.provenance import Provenance
+    from seqsift.io.tree import walk
+    from seqsift.io.writers import RowWriter, open_output
+    from seqsift.progress import Progress
+
     if args.revcomp and not args.fasta:
         raise UsageError("--revcomp needs --fasta: reverse complements are of sequence records")
     texts = patterns_of(args)
@@ -161,6 +168,7 @@ def _counts_by_scan(args: argparse.Namespace, patterns: list[bytes], paths: list
     """(path, [its count of occurrences of every pattern]) per path for -c, -l and -L with several
     patterns: one pass of the scan engine's filter and verification over each file, every
     pattern a signature of its bytes (the counts are exact, overlapping occurrences included)."""
+    from seqsift.io.openers import spooled_stdin
     from seqsift.scan.api import scan
 
     sources = [stack.enter_context(spooled_stdin(path)) for path in paths]
@@ -176,6 +184,10 @@ def _several(jobs: list[FindJob], paths: list[str], count_only: bool, progress, 
     in turn (standard input spooled to a file, read once per pattern), then per file the counts
     summed or the occurrences as (offset, pattern number) in offset order. Positions are held
     until every pattern is done: memory grows with the number of occurrences."""
+    import numpy as np
+
+    from seqsift.io.openers import spooled_stdin
+
     sources = [stack.enter_context(spooled_stdin(path)) for path in paths]
     per_pattern = [[list(parts) for _, parts in job.search_files(sources, count_only, progress)] for job in jobs]
     for k, path in enumerate(paths):
@@ -193,6 +205,7 @@ def _records(args: argparse.Namespace, job: FindJob, paths: list[str], progress:
     """(path, its record hits or counts) per path: one engine call, batches of records searched
     here one after another (each on job's threads) or by Dask workers, runner.ordered deciding."""
     from seqsift.find import cluster
+    from seqsift.runner import by_source
 
     work = cluster.work(job.pattern, args.chunk_size, args.backend, job=job)
     with contextlib.ExitStack() as stack:
@@ -210,6 +223,7 @@ def _records(args: argparse.Namespace, job: FindJob, paths: list[str], progress:
 def _on_cluster(args: argparse.Namespace, pattern: bytes, paths: list[str], count_only: bool):
     """(path, its results) per path, as FindJob.search_files gives them, computed by Dask workers."""
     from seqsift.find import cluster
+    from seqsift.runner import by_source
 
     partition = args.partition or cluster.DEFAULT_PARTITION
     with dask_run(args) as (client, progress):
@@ -248,5 +262,7 @@ def _write_results(path: str, parts, args: argparse.Namespace, writer: RowWriter
 
 def _total_size(paths: list[str]) -> int | None:
     """Bytes to search, for the progress bar; None when stdin or a pipe is among them."""
+    from seqsift.io.pack import regular_size
+
     sizes = [regular_size(p) for p in paths]
     return None if None in sizes else sum(sizes)

@@ -97,7 +97,7 @@ def _compare(want, count, hits) -> str:
 
 
 def add_parser(sub, parent) -> None:
-    p = sub.add_parser("check", parents=[parent], help="verify `seqsift search` results against the reference",
+    p = sub.add_parser("check", parents=[parent],
                        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("reference", help="the FASTA reference the index was built from")
     p.add_argument("results", help="TSV output of `seqsift search`")

@@ -11,14 +11,14 @@ import time
 
 from seqsift.errors import UsageError
 from seqsift.options import EXIT_OK, add_dask_options, dask_run, positive_int, warn
-from seqsift.fmindex.query import SHORTCUTS, SearchOptions
+from seqsift.fmindex import DEFAULT_VERIFY_ROWS, DEFAULT_WIDTH, SHORTCUTS
 
 BATCH_READS = 1 << 16  # reads a batch (read_search.DEFAULT_BATCH)
 
 
 def add_parser(sub, parent: argparse.ArgumentParser) -> None:
     # a copy of the shared options, so replacing -o's help here leaves the other commands' alone
-    p = sub.add_parser("index", parents=[copy.deepcopy(parent)], help="build an FM-index (.ssx) of a DNA reference",
+    p = sub.add_parser("index", parents=[copy.deepcopy(parent)],
                        description="Index a FASTA reference (plain/gz/bz2/xz, any number of records) for "
                        "`seqsift search`. Non-ACGT bases are kept out of every match.", conflict_handler="resolve")
     p.add_argument("reference", help="FASTA reference")
@@ -34,7 +34,7 @@ def add_parser(sub, parent: argparse.ArgumentParser) -> None:
                    "the largest k with 4^k <= bases/4, at most 12)")
     p.set_defaults(run=run_index)
 
-    p = sub.add_parser("search", parents=[parent], help="exact matches of DNA reads in an FM-index, both strands",
+    p = sub.add_parser("search", parents=[parent],
                        description="Count and locate every read of READS (FASTQ or FASTA, plain/gz/bz2/xz, - for "
                        "stdin) in the index, on both strands. TSV: read_id<TAB>count<TAB>hits, hits as "
                        "record:position:strand (0-based, leftmost forward position) in reference order, '-' when "
@@ -62,9 +62,9 @@ def add_parser(sub, parent: argparse.ArgumentParser) -> None:
                    help="what to do once the interval is small: none, one rank a step once one row is left "
                    "(hi-lo=1), or stop, locate the rows and compare the rest with the packed reference "
                    "(default %(default)s)")
-    g.add_argument("--verify-rows", type=positive_int, default=SearchOptions.verify_rows,
+    g.add_argument("--verify-rows", type=positive_int, default=DEFAULT_VERIFY_ROWS,
                    help="the largest interval the verify shortcut takes, 1 = hi-lo=1 only (default %(default)s)")
-    g.add_argument("--interleave", type=positive_int, default=SearchOptions.width,
+    g.add_argument("--interleave", type=positive_int, default=DEFAULT_WIDTH,
                    help="searches advanced in lockstep, 1 = one at a time (default %(default)s)")
     g.add_argument("--batch-reads", type=positive_int, default=BATCH_READS, help=argparse.SUPPRESS)
     add_dask_options(p, f"reads (default {BATCH_READS})")
@@ -98,6 +98,7 @@ def run_search(args: argparse.Namespace) -> int:
     from seqsift.fmindex import cluster
     from seqsift.fmindex.api import FMIndex
     from seqsift.backend import resolve_unmeasured
+    from seqsift.fmindex.query import SearchOptions
     from seqsift.fmindex.read_search import search_reads
     from seqsift.fmindex.verify import MAX_ERRORS
     from seqsift.io.openers import check_readable

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from seqsift.errors import InputError
+from seqsift.fmindex import DEFAULT_VERIFY_ROWS, DEFAULT_WIDTH, SHORTCUTS
 from seqsift.fmindex.layout import IndexArrays
 from seqsift.precompiled import Kernel
 
@@ -22,9 +23,6 @@ _EXPAND_ROWS = Kernel(_CPU, "expand_rows", "int64[:] int64[:] int64[:] int64[:]"
 _SETTLE = Kernel(_CPU, "settle", "uint8[:] int64[:] int64[:] uint8[:] int64[:] int64[:] int64[:] int64[:] uint8[:]")
 _GATHER_HITS = Kernel(_CPU, "gather_hits", "int64[:] int64[:] uint8[:] int64 int64[:] int64[:] int8[:]")
 
-SHORTCUTS = {"none": 0, "rank": 1, "verify": 2}
-DEFAULT_WIDTH = 32  # 32 beat 16 in most whole-process rounds (docs/benchmarks.md; commit 798cdfa, 2026-12-01)
-DEFAULT_VERIFY_ROWS = 4  # docs/benchmarks.md: the verify shortcut's interval size, measured
 
 
 @dataclass(frozen=True)

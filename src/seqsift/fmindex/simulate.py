@@ -123,7 +123,7 @@ def _chunk(reference, bad_before, rng, first, n, length, max_length, found_fract
 def add_parser(sub, parent) -> None:
     from seqsift.options import positive_int
 
-    p = sub.add_parser("simulate", parents=[parent], help="simulate test reads from a reference (FASTQ)",
+    p = sub.add_parser("simulate", parents=[parent],
                        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("reference", help="FASTA reference (plain, .gz, .bz2, .xz)")
     p.add_argument("-n", "--reads", type=positive_int, required=True, help="how many reads")

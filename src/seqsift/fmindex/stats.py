@@ -137,7 +137,7 @@ def _quartiles(values: np.ndarray) -> str:
 
 
 def add_parser(sub, parent) -> None:
-    p = sub.add_parser("stats", parents=[parent], help="statistics of an index, and of searching reads in it",
+    p = sub.add_parser("stats", parents=[parent],
                        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("index", help="an .ssx file")
     p.add_argument("reads", nargs="?", help="reads to trace (FASTQ/FASTA)")

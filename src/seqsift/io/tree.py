@@ -18,7 +18,7 @@ from typing import Callable, Iterator
 
 from seqsift.io.openers import STDIN, file_kind
 
-NEVER, NAMED, ALWAYS = 0, 1, 2  # clamscan's values of --follow-dir-symlinks / --follow-file-symlinks
+from seqsift.options import ALWAYS, NAMED, NEVER  # noqa: F401 (clamscan's values of the --follow-*-symlinks options)
 
 
 def walk(paths: list[str], recursive: bool, report: Callable[[str, str], None], follow_dirs: int = NAMED,

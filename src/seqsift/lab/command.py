@@ -12,7 +12,7 @@ import webbrowser
 def add_parser(sub, parent: argparse.ArgumentParser) -> None:
     from seqsift.options import port_number
 
-    p = sub.add_parser("lab", parents=[parent], help="the Filter Lab: watch scanning throughput fall as candidates rise",
+    p = sub.add_parser("lab", parents=[parent],
                        description="Serves a local web page (127.0.0.1 only) that runs real scans on synthetic "
                        "data with a chosen hit rate, buffer size and thresholds, and plots what each stage costs.")
     p.add_argument("--port", type=port_number, default=8050, help="port on 127.0.0.1 (default: %(default)s)")

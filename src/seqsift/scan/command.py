@@ -1,4 +1,5 @@
-"""`seqsift scan`: signature scanning in clamscan's output form (argument parsing and output only)."""
+"""`seqsift scan`: signature scanning in clamscan's output form (argument parsing and output only).
+The engine is imported when the command runs, so `scan --help` imports neither it nor numpy."""
 
 from __future__ import annotations
 
@@ -8,24 +9,22 @@ import os
 import sys
 import time
 
+from typing import TYPE_CHECKING
+
 from seqsift import __version__
 from seqsift.errors import UsageError
-from seqsift.io.provenance import Provenance
-from seqsift.io.writers import open_output, printable
-from seqsift.options import EXIT_CLEAN, EXIT_ERROR, EXIT_INFECTED, add_dask_options, dask_run, parse_size, positive_int, warn
-from seqsift.scan.api import objects_of
-from seqsift.scan.engine import DEFAULT_STRIDE, FILTERS
-from seqsift.io.openers import STDIN, spool_stdin
-from seqsift.io.tree import ALWAYS, NAMED, NEVER
-from seqsift.scan.pipeline import DEFAULT_BUFFER, MIN_BUFFERS, Scanner
-from seqsift.scan.signatures import load_databases
+from seqsift.options import (ALWAYS, EXIT_CLEAN, EXIT_ERROR, EXIT_INFECTED, NAMED, NEVER, add_dask_options, dask_run,
+                             parse_size, positive_int, warn)
+from seqsift.scan import DEFAULT_BUFFER, DEFAULT_STRIDE, FILTERS, MIN_BUFFERS
+
+if TYPE_CHECKING:
+    from seqsift.scan.pipeline import Scanner
 
 
 def add_parser(sub, parent: argparse.ArgumentParser) -> None:
     p = sub.add_parser(
         "scan",
         parents=[parent],
-        help="scan files for signatures (ClamAV .ndb or hex lists): filter, then verify",
         description="Report every (file, signature) match as clamscan --allmatch does: 'path: Name FOUND'. "
         "Exit status (clamscan's): 1 something found (even beside an error), 0 nothing found, 2 nothing found "
         "and an error (a file that cannot be scanned is reported on stderr and skipped; the rest go on).",
@@ -62,6 +61,13 @@ def add_parser(sub, parent: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from seqsift.io.openers import STDIN, spool_stdin
+    from seqsift.io.provenance import Provenance
+    from seqsift.io.writers import open_output, printable
+    from seqsift.scan.api import objects_of
+    from seqsift.scan.pipeline import Scanner
+    from seqsift.scan.signatures import load_databases
+
     for name in ("block_threshold", "object_threshold"):
         if getattr(args, name) is not None and getattr(args, name) < 0:
             raise UsageError(f"--{name.replace('_', '-')} must be at least 0")

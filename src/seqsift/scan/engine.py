@@ -17,14 +17,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from seqsift.runner import cuts, split
-from seqsift.scan import _cpu
+from seqsift.scan import DEFAULT_STRIDE, FILTERS, _cpu
 from seqsift.scan.program import Program, compile_program
 from seqsift.scan.signatures import SignatureSet
 from seqsift.scan.table import (TAG, KeyTagTable, StrideFilter, build_key_tag_table, build_stride_filter,
                                 pair_log_probability, stride_min_anchor)
 
-FILTERS = ("stride", "table")
-DEFAULT_STRIDE = 8
 TABLE_BLOOM_BITS = 16  # Bloom filter bits per entry in front of the table (stride mode)
 _MIN_SPLIT = 1 << 16  # below this many bytes a buffer is filtered by one thread
 ROW_BUFFER = 1 << 18  # candidate rows a thread holds before verifying them (6 MiB)

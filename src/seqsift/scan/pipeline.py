@@ -23,16 +23,15 @@ import numpy as np
 
 from seqsift import backend as backends
 from seqsift.errors import UsageError
+from seqsift.scan import DEFAULT_BUFFER, DEFAULT_STRIDE, FILTERS, MIN_BUFFERS
 from seqsift.scan._cpu import PAD
-from seqsift.scan.engine import DEFAULT_STRIDE, FILTERS, Engine, FilterCount, Occurrences, _merge
+from seqsift.scan.engine import Engine, FilterCount, Occurrences, _merge
 from seqsift.scan.program import compile_program
 from seqsift.io.pack import Filled, PackedObject, Packer
 from seqsift.scan.results import Collector, ObjectResult
 from seqsift.scan.signatures import SignatureSet
 from seqsift.scan.table import SAMPLE_BYTES, TAG, stride_min_anchor
 
-DEFAULT_BUFFER = 8 << 20
-MIN_BUFFERS = 3
 # Candidates per buffer byte, and per object-part byte (plus a floor), past which the
 # candidates are dropped for a full CPU pass: the measured crossover was 1/95 to 1/23 candidates
 # per byte (docs/benchmarks.md, "Thresholds"); 1/48 is its geometric middle.

@@ -1,0 +1,67 @@
+"""Start-up: `seqsift --version`, `--help` and `SUBCOMMAND --help` import no engine, no Numba and
+no numpy (cli.py lists the commands without importing their modules; each command module imports
+its engine when it runs). Checked in a fresh process, so an eager import added anywhere on the
+way fails here."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from seqsift.cli import COMMANDS
+
+HEAVY = ("numba", "numpy", "llvmlite", "isal", "dask", "distributed")
+# The modules a parser may need: the package, the CLI, the bottom layer (options.py and what it
+# imports) and, for a subcommand, its own module and its package (which holds the defaults shown).
+BOTTOM = {"seqsift", "seqsift.cli", "seqsift.options", "seqsift.backend", "seqsift.errors"}
+# Commands whose module is the engine itself (their parser and their code share one file), so
+# their --help still imports it: `simulate`, `check` and `stats` in fmindex/, `map` in map/.
+ENGINE_MODULES = {"simulate", "check", "stats", "map"}
+
+SCRIPT = """
+import contextlib, io, json, sys
+from seqsift import cli
+with contextlib.redirect_stdout(io.StringIO()) as out:
+    code = cli.main(sys.argv[1:])
+print(json.dumps({"code": code, "out": out.getvalue(), "modules": sorted(sys.modules)}))
+"""
+
+
+def loaded(*argv: str) -> tuple[int, str, list[str]]:
+    """(exit status, standard output, every module imported) of `seqsift ARGV` in a new process."""
+    run = subprocess.run([sys.executable, "-c", SCRIPT, *argv], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    result = json.loads(run.stdout.splitlines()[-1])
+    return result["code"], result["out"], result["modules"]
+
+
+def heavy(modules: list[str]) -> list[str]:
+    return sorted({m.split(".")[0] for m in modules if m.split(".")[0] in HEAVY})
+
+
+@pytest.mark.parametrize("argv", [["--version"], ["--help"], []], ids=["version", "help", "nothing"])
+def test_version_and_help_import_no_command_module(argv):
+    code, out, modules = loaded(*argv)
+    assert code == (2 if not argv else 0)
+    assert heavy(modules) == []
+    assert {m for m in modules if m.startswith("seqsift")} == BOTTOM
+    if argv == ["--help"]:  # every command listed, with its line (argparse wraps it)
+        words = " ".join(out.split())
+        assert all(f"{name} {summary}" in words for name, (_, summary) in COMMANDS.items())
+
+
+@pytest.mark.parametrize("command", sorted(set(COMMANDS) - ENGINE_MODULES))
+def test_a_commands_help_imports_no_engine(command):
+    code, out, modules = loaded(command, "--help")
+    assert code == 0 and f"usage: seqsift {command}" in out
+    assert heavy(modules) == []
+    module = COMMANDS[command][0]
+    allowed = BOTTOM | {module, module.rpartition(".")[0]}
+    assert {m for m in modules if m.startswith("seqsift")} <= allowed
+
+
+def test_the_check_sees_an_eager_import():
+    """The control: a command that runs imports its engine (and numpy) in the same harness."""
+    _, _, modules = loaded("align", "--dna", "/dev/null", "/dev/null")
+    assert "numpy" in heavy(modules) and "seqsift.alignment.stream" in modules
