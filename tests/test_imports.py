@@ -165,7 +165,7 @@ def graph():
 
 def test_graph_sees_the_tree(graph):
     assert "seqsift.find.api" in graph["seqsift.find.command"]
-    assert "seqsift.runner" in graph["seqsift.find._cpu"]
+    assert "seqsift.runner" in graph["seqsift.find.cpu"]
 
 
 def test_no_arrow_points_up(graph):

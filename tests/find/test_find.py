@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import seqsift
-from seqsift.find._cpu import MIN_STARTS_TO_SPLIT, partition
+from seqsift.find.cpu import MIN_STARTS_TO_SPLIT, partition
 from seqsift.find._gpu import GpuConfig
 from seqsift.find.api import FindJob
 from tests import naive

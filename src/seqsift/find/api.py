@@ -335,7 +335,7 @@ class FindJob:
 
     def _cpu_searcher(self, plan: SearchPlan):
         """One CpuSearcher per pattern for the whole job (many small files stay cheap)."""
-        from seqsift.find._cpu import CpuSearcher
+        from seqsift.find.cpu import CpuSearcher
 
         key = plan.pattern.tobytes()
         if key not in self._cpu_searchers:
