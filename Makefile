@@ -30,9 +30,11 @@ $(VENV)/.installed-bench: pyproject.toml | $(BIN)/python
 # Numba's on-disk cache keys a kernel on its own file only, so a kernel that inlines a helper from
 # another module (intrinsics.py, fmindex/steps.py, find/kmp.py, alignment/_pair_row.py, ...) would
 # keep running the helper's old code after the helper changed. Whenever any source is newer than
-# the last build, every cached kernel is dropped and compiles again on first use.
+# the last build, every cached kernel is dropped, and every engine's precompiled kernels are built
+# (precompiled.py: their cache keys on every source), so no command compiles on first use.
 $(VENV)/.kernels: $(shell find src -name '*.py') | $(BIN)/python
 	find src -path '*/__pycache__/*' \( -name '*.nbi' -o -name '*.nbc' \) -delete
+	PYTHONPATH=src $(BIN)/python -m seqsift.precompiled
 	touch $@
 
 demo: $(VENV)/.installed-base $(VENV)/.kernels

@@ -1,7 +1,9 @@
 """precompiled.py: kernels compiled once, then loaded without Numba. Same results as the Numba
 dispatchers; damaged or unwritable caches fall back to compiling; a kernel's exception is the
-dispatcher's; a second command never imports Numba."""
+dispatcher's; a second command never imports Numba; where the contract with Numba does not hold
+(another release, a helper or symbol missing) the JIT runs instead, with the same results."""
 
+import importlib
 import os
 import subprocess
 import sys
@@ -14,6 +16,9 @@ from seqsift import precompiled
 from seqsift.precompiled import Kernel
 
 QUOTIENT = Kernel("tests.precompiled_sample", "quotient", "int64[:] int64 int64[:]", "int32[:] int64 int64[:]", results=2)
+MIXED = Kernel("tests.precompiled_sample", "mixed", "(int64,int32[:]) int16[:,:,:] uint8 int16 float64 int64[:]", results=2)
+precompiled.KERNELS.remove(QUOTIENT)  # the tests' own, not the engines'
+precompiled.KERNELS.remove(MIXED)
 
 
 @pytest.fixture
@@ -21,8 +26,10 @@ def cache(tmp_path, monkeypatch):
     """A cache of the test's own, and kernels that forget what they loaded."""
     monkeypatch.setenv("SEQSIFT_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("SEQSIFT_PRECOMPILED", "1")
-    for variant in QUOTIENT.variants:
-        monkeypatch.setattr(variant, "_function", None)
+    for kernel in (QUOTIENT, MIXED):
+        monkeypatch.setattr(kernel, "jit", False)
+        for variant in kernel.variants:
+            monkeypatch.setattr(variant, "_function", None)
     return tmp_path / "cache"
 
 
@@ -34,6 +41,22 @@ def test_results_are_the_dispatchers(cache, rng):
         expected = QUOTIENT.dispatcher()(values.astype(dtype), 7, expected_out)
         assert got == expected and np.array_equal(out, expected_out) and out.any()
     assert len(list(cache.rglob("tests.precompiled_sample.quotient-*.o"))) == 2  # one file per signature
+
+
+def test_tuples_typed_scalars_floats_and_3d_arrays_are_the_dispatchers(cache, rng):
+    values = rng.integers(-1000, 1000, 300).astype(np.int32)
+    cube = rng.integers(-50, 50, (3, 4, 5)).astype(np.int16)
+    for byte, small, scale in ((np.uint8(255), np.int16(30000), 0.5), (np.uint8(7), np.int16(-3), 2.25)):
+        out, expected_out = np.zeros(300, np.int64), np.zeros(300, np.int64)
+        got = MIXED((np.int64(9), values), cube, byte, small, scale, out)
+        expected = MIXED.dispatcher()((9, values), cube, byte, small, scale, expected_out)
+        assert got == tuple(int(x) for x in expected) and np.array_equal(out, expected_out)
+    assert got[1] == 0 and MIXED((1, values), cube, np.uint8(255), np.int16(1), 1.0, out)[1] == 1
+    for bad in ((1, values.astype(np.int64)), (1,), values):  # wrong dtype inside, wrong length, not a tuple
+        with pytest.raises(TypeError, match="mixed"):
+            MIXED(bad, cube, np.uint8(1), np.int16(1), 1.0, out)
+    with pytest.raises(TypeError, match="mixed"):  # a Python int is not a typed uint8
+        MIXED((1, values), cube, 1, np.int16(1), 1.0, out)
 
 
 def test_a_kernels_exception_is_the_dispatchers(cache):
@@ -113,7 +136,7 @@ def _planted(cache, monkeypatch, dir_mode=0o700, file_mode=0o600):
     would be; (what _cached_object returned, the planted bytes). Compiling is replaced by a marker
     value, so whichever of the two is returned says whether the planted file was used."""
     variant = QUOTIENT.variants[0]
-    monkeypatch.setattr(precompiled, "_compile", lambda v: ("compiled", b"compiled here"))
+    monkeypatch.setattr(precompiled, "_compile", lambda v: ("compiled", b"compiled here", []))
     precompiled._warned.clear()
     cache.mkdir(mode=0o700)
     cache.chmod(dir_mode)
@@ -122,7 +145,8 @@ def _planted(cache, monkeypatch, dir_mode=0o700, file_mode=0o600):
     sub.mkdir(mode=0o700)
     path = sub / f"{QUOTIENT.module}.{QUOTIENT.name}-{tag}.o"
     code = b"planted machine code"
-    header = precompiled.json.dumps({"symbol": "planted", "sha256": precompiled.hashlib.sha256(code).hexdigest()})
+    header = precompiled.json.dumps({"symbol": "planted", "sha256": precompiled.hashlib.sha256(code).hexdigest(),
+                                     "needs": []})
     path.write_bytes(precompiled._MAGIC + header.encode() + b"\n" + code)
     path.chmod(file_mode)
     return precompiled._cached_object(variant)
@@ -131,16 +155,16 @@ def _planted(cache, monkeypatch, dir_mode=0o700, file_mode=0o600):
 def test_a_planted_object_in_a_cache_others_may_write_is_not_loaded(cache, monkeypatch, capsys):
     """Issue item 6: a world-writable SEQSIFT_CACHE_DIR is not used (a warning says why); a file
     others may write is not used in a private one either; the user's own file is (the control)."""
-    assert _planted(cache, monkeypatch, dir_mode=0o777) == ("compiled", b"compiled here")
+    assert _planted(cache, monkeypatch, dir_mode=0o777) == ("compiled", b"compiled here", [])
     assert "is not used: it is writable by others (mode 777)" in capsys.readouterr().err
 
 
 def test_a_planted_object_writable_by_others_is_not_loaded(cache, monkeypatch):
-    assert _planted(cache, monkeypatch, file_mode=0o666) == ("compiled", b"compiled here")
+    assert _planted(cache, monkeypatch, file_mode=0o666) == ("compiled", b"compiled here", [])
 
 
 def test_the_users_own_object_is_loaded(cache, monkeypatch):
-    assert _planted(cache, monkeypatch) == ("planted", b"planted machine code")
+    assert _planted(cache, monkeypatch) == ("planted", b"planted machine code", [])
 
 
 def test_a_cache_under_a_directory_anyone_may_write_is_not_used(tmp_path, monkeypatch, capsys):
@@ -153,3 +177,93 @@ def test_a_cache_under_a_directory_anyone_may_write_is_not_used(tmp_path, monkey
     assert "which anyone may write" in capsys.readouterr().err
     open_dir.chmod(0o1777)  # /tmp's form: the sticky bit keeps others' hands off the user's entries
     assert precompiled.private_dir("sub") == open_dir / "cache" / "sub"
+
+
+# -- the contract with Numba ------------------------------------------------------------------------
+def test_the_contract_holds_with_the_installed_numba():
+    """CHECKED_WITH names the installed releases; after an upgrade this fails until the loader is
+    checked with the new one (this file passing) and CHECKED_WITH says so."""
+    root = precompiled.check_contract()
+    assert (root / "__init__.py").is_file()
+    for name, stem, _ in precompiled.HELPER_MODULES:
+        assert precompiled._extension(name, root / stem).c_helpers
+
+
+def test_outside_symbols_are_read_from_the_declarations():
+    ir = ('declare i8* @NRT_MemInfo_alloc_safe_aligned(i64, i32)\n'
+          'declare void @llvm.memset.p0i8.i64(i8*, i8, i64, i1)\n'
+          'declare double @"exp"(double) local_unnamed_addr\n'
+          '@_ZN08NumbaEnv5tests = external global i8*\n'
+          'define void @kernel(i64* %status) {\n  ret void\n}\n')
+    assert precompiled.outside_symbols(ir) == ["NRT_MemInfo_alloc_safe_aligned", "_ZN08NumbaEnv5tests", "exp"]
+
+
+@pytest.fixture
+def fresh_loader(monkeypatch):
+    """No loader or cache key yet, and no fallback warned about, as in a new process."""
+    monkeypatch.setattr(precompiled, "_the_loader", None)
+    monkeypatch.setattr(precompiled, "_key", None)
+    monkeypatch.setattr(precompiled, "_fallback_warned", False)
+
+
+def _through_the_jit(capsys, rng):
+    """QUOTIENT and MIXED give the dispatchers' results, from the JIT, and one warning says why."""
+    values = rng.integers(-1000, 1000, 200)
+    out, expected_out = np.zeros(200, np.int64), np.zeros(200, np.int64)
+    assert QUOTIENT(values, 7, out) == QUOTIENT.dispatcher()(values, 7, expected_out)
+    assert np.array_equal(out, expected_out) and QUOTIENT.jit
+    cube = np.ones((2, 2, 2), np.int16)
+    got = MIXED((3, values.astype(np.int32)), cube, np.uint8(4), np.int16(5), 1.5, out)
+    assert got == MIXED.dispatcher()((3, values.astype(np.int32)), cube, np.uint8(4), np.int16(5), 1.5, expected_out)
+    assert np.array_equal(out, expected_out) and MIXED.jit
+    err = capsys.readouterr().err
+    assert err.count("precompiled kernels are not used") == 1 and "JIT" in err
+    return err
+
+
+def test_another_numba_release_runs_the_jit(cache, fresh_loader, monkeypatch, capsys, rng):
+    monkeypatch.setitem(precompiled.CHECKED_WITH, "numba", "0.1")
+    assert "numba" in _through_the_jit(capsys, rng) and not list(cache.rglob("*.o"))
+
+
+def test_a_missing_helper_module_runs_the_jit(cache, fresh_loader, monkeypatch, capsys, rng):
+    monkeypatch.setattr(precompiled, "HELPER_MODULES", (("seqsift_gone._helper", "gone/_helper", "numba_"),))
+    assert "seqsift_gone._helper" in _through_the_jit(capsys, rng)
+
+
+def test_a_symbol_the_code_calls_missing_here_runs_the_jit(cache, fresh_loader, monkeypatch, capsys, rng):
+    """An object file whose code calls a symbol this process lacks is never linked (LLVM would
+    abort the process on it)."""
+    real = precompiled._compile
+    monkeypatch.setattr(precompiled, "_compile", lambda v: (*real(v)[:2], ["seqsift_no_such_helper"]))
+    assert "seqsift_no_such_helper" in _through_the_jit(capsys, rng)
+
+
+def test_the_kernels_need_only_what_the_loader_provides(cache):
+    """The control for the test above: the sample kernels' real needs (Numba's runtime, for
+    MIXED's allocation) are all found, and both load."""
+    MIXED((0, np.zeros(4, np.int32)), np.zeros((1, 1, 1), np.int16), np.uint8(0), np.int16(0), 1.0,
+          np.zeros(4, np.int64))
+    _, _, needs = precompiled._cached_object(MIXED.variants[0])
+    assert any(name.startswith("NRT_") for name in needs) and not MIXED.jit
+
+
+def test_every_module_making_kernels_is_built_by_the_cache_build():
+    """`python -m seqsift.precompiled` (the Makefile's kernels step) imports KERNEL_MODULES: a
+    module making a Kernel that is missing there would compile on a user's first command."""
+    package = Path(precompiled.__file__).parent
+    making = {".".join(("seqsift",) + path.relative_to(package).with_suffix("").parts)
+              for path in package.rglob("*.py") if "Kernel(" in path.read_text() and path.name != "precompiled.py"}
+    assert making == set(precompiled.KERNEL_MODULES)
+
+
+def test_the_cache_build_compiles_every_kernel(tmp_path):
+    for module in precompiled.KERNEL_MODULES:
+        importlib.import_module(module)
+    env = dict(os.environ, SEQSIFT_CACHE_DIR=str(tmp_path / "cache"))
+    run = subprocess.run([sys.executable, "-m", "seqsift.precompiled"], env=env, capture_output=True, text=True,
+                         timeout=1800)
+    assert run.returncode == 0, run.stderr
+    built = int(run.stdout.split()[0])
+    files = list((tmp_path / "cache").rglob("*.o"))
+    assert built == len(files) == sum(len(k.variants) for k in precompiled.KERNELS if k not in (QUOTIENT, MIXED))

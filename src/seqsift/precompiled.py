@@ -12,7 +12,18 @@ Numba's and llvmlite's versions, Python's, the CPU (name and features, as Numba 
 and Numba's code-generation settings. A stale, damaged or foreign file is recompiled, never
 trusted; nothing in it is unpickled. Directory: $SEQSIFT_CACHE_DIR, else
 $XDG_CACHE_HOME/seqsift, else ~/.cache/seqsift; where none is writable, each process compiles
-its own. SEQSIFT_PRECOMPILED=0 calls the Numba functions instead.
+its own. SEQSIFT_PRECOMPILED=0 calls the Numba functions instead. `python -m seqsift.precompiled`
+compiles every kernel of every engine into the cache (the Makefile's kernels step).
+
+The contract with Numba: loading the machine code without Numba needs three of its C extension
+modules (the runtime's allocator, the helper library, the dynamic-function helpers), found by
+name in Numba's installed tree, whose `c_helpers` tables give the helper functions' addresses,
+and compiling it uses a private method of Numba's code library. Both are Numba's internals, so
+they are pinned: CHECKED_WITH names the Numba and llvmlite releases this was checked with
+(tests/test_precompiled.py checks it again), each object file lists every outside symbol its
+code calls, and each is looked up before the file is linked. Where any of this does not hold (a
+newer Numba, a helper gone or renamed), nothing is linked: a warning says why, once a process,
+and the kernels run through Numba's JIT instead, with the same results.
 
 The cache holds machine code this process runs, so it is trusted as ssh trusts its keys: only a
 directory owned by the user and writable by no one else, under no directory others may write
@@ -25,13 +36,13 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import glob
 import hashlib
 import importlib
 import importlib.machinery
 import importlib.util
 import json
 import os
+import re
 import stat
 import sys
 import tempfile
@@ -40,10 +51,19 @@ from pathlib import Path
 
 import numpy as np
 
-_MAGIC = b"seqsift-precompiled 1\n"
+_MAGIC = b"seqsift-precompiled 2\n"
+# The Numba and llvmlite releases (major.minor) whose internals the loader was checked against.
+CHECKED_WITH = {"numba": "0.68", "llvmlite": "0.50"}
+# Numba's C extension modules the loader takes helpers from: (module, file under numba/ without
+# its extension suffix, prefix of the symbols its c_helpers table stands for).
+HELPER_MODULES = (("numba.core.runtime._nrt_python", "core/runtime/_nrt_python", "NRT_"),
+                  ("numba._helperlib", "_helperlib", "numba_"),
+                  ("numba._dynfunc", "_dynfunc", "numba_"))
 _NUMBA_SETTINGS = ("NUMBA_OPT", "NUMBA_CPU_NAME", "NUMBA_CPU_FEATURES", "NUMBA_BOUNDSCHECK", "NUMBA_FASTMATH",
                    "NUMBA_LOOP_VECTORIZE", "NUMBA_SLP_VECTORIZE", "NUMBA_DISABLE_JIT")
-_SCALARS = ("int64", "bool")
+# Scalar arguments: passed as a C int64 (a double for float64) and converted to the type the
+# kernel's dispatcher would have seen (numpy scalars of that type).
+_SCALARS = ("int64", "bool", "uint8", "int16", "float64")
 _lock = threading.Lock()
 
 
@@ -51,17 +71,35 @@ def enabled() -> bool:
     return os.environ.get("SEQSIFT_PRECOMPILED", "1") not in ("0", "")
 
 
+class Unavailable(Exception):
+    """The contract with Numba does not hold here (module docstring): run the JIT instead."""
+
+
+_fallback_warned = False
+
+
+def _fall_back(kernel: "Kernel", why: str) -> None:
+    global _fallback_warned
+    if not _fallback_warned:
+        _fallback_warned = True
+        sys.stderr.write(f"seqsift: warning: precompiled kernels are not used ({why}); they run through "
+                         "Numba's JIT instead (same results, a slower start)\n")
+
+
 class Kernel:
     """A Numba kernel called with numpy arrays and Python scalars, as its dispatcher would be.
 
-    Each signature is one word per argument: "int64", "bool" or a C-contiguous array
-    "dtype[:]" / "dtype[:,:]"; a call takes the first signature its arguments fit, and each
-    signature is compiled apart. results: 0 (returns nothing), 1 (an integer) or k > 1 (a
-    tuple of k integers)."""
+    Each signature is one word per argument: a scalar (int64, bool, uint8, int16, float64), a
+    C-contiguous array "dtype[:]", "dtype[:,:]" or "dtype[:,:,:]", or a tuple of those,
+    "(int64,uint8[:])" (no spaces); a call takes the first signature its arguments fit, and
+    each signature is compiled apart. results: 0 (returns nothing), 1 (an integer) or k > 1 (a
+    tuple of k integers; a bool among them comes back as 0 or 1)."""
 
     def __init__(self, module: str, name: str, *signatures: str, results: int = 0):
         self.module, self.name, self.results = module, name, results
         self.variants = [_Variant(self, signature) for signature in signatures]
+        self.jit = False  # set where the contract with Numba failed: the dispatcher runs
+        KERNELS.append(self)
 
     def __repr__(self) -> str:
         return f"Kernel({self.module}.{self.name})"
@@ -71,21 +109,27 @@ class Kernel:
         return getattr(importlib.import_module(self.module), self.name)
 
     def __call__(self, *args):
-        if not enabled():
+        if self.jit or not enabled():
             return self.dispatcher()(*args)
         variant = next((v for v in self.variants if v.fits(args)), None)
         if variant is None:
             raise TypeError(f"{self!r} has no signature for ({', '.join(_describe(a) for a in args)}); "
                             f"it takes one of: {'; '.join(v.signature for v in self.variants)}")
+        try:
+            function = variant.function()
+        except Unavailable as exc:
+            _fall_back(self, str(exc))
+            self.jit = True
+            return self.dispatcher()(*args)
         flat = []
-        for value, (_, ndim) in zip(args, variant.args):
+        for value, (_, ndim, word) in zip(_leaves(args, variant.args), variant.leaves):
             if ndim:
                 flat.append(value.ctypes.data)
                 flat.extend(value.shape)
             else:
-                flat.append(int(value))
+                flat.append(float(value) if word == "float64" else int(value))
         status = np.zeros(1 + self.results, np.int64)
-        variant.function()(status.ctypes.data, *flat)
+        function(status.ctypes.data, *flat)
         if status[0]:  # the kernel raised: the dispatcher raises the same exception, with its message
             self.dispatcher()(*args)
             raise RuntimeError(f"{self!r} failed in its precompiled form only")
@@ -101,66 +145,107 @@ class _Variant:
 
     def __init__(self, kernel: Kernel, signature: str):
         self.kernel, self.signature = kernel, signature
-        self.words = signature.split()
-        self.args = [_parse_arg(word) for word in self.words]
+        self.args = [_parse_arg(word) for word in signature.split()]
+        self.leaves = list(_leaves(self.args, self.args))
         self._function = None
 
     def fits(self, args) -> bool:
-        if len(args) != len(self.args):
-            return False
-        for value, (dtype, ndim) in zip(args, self.args):
-            if ndim:
-                if not (isinstance(value, np.ndarray) and value.dtype == dtype and value.ndim == ndim
-                        and value.flags.c_contiguous):
-                    return False
-            elif not isinstance(value, (int, np.integer, np.bool_)):
-                return False
-        return True
+        return _fits(args, self.args)
 
     def function(self):
         if self._function is None:
             with _lock:
                 if self._function is None:
-                    symbol, code = _cached_object(self)
-                    address = _loader().load(code, symbol)
+                    symbol, code, needs = _cached_object(self)
+                    address = _loader().load(code, symbol, needs)
                     types = [ctypes.c_void_p]
-                    for _, ndim in self.args:
-                        types += [ctypes.c_void_p] + [ctypes.c_int64] * ndim if ndim else [ctypes.c_int64]
+                    for _, ndim, word in self.leaves:
+                        scalar = ctypes.c_double if word == "float64" else ctypes.c_int64
+                        types += [ctypes.c_void_p] + [ctypes.c_int64] * ndim if ndim else [scalar]
                     self._function = ctypes.CFUNCTYPE(None, *types)(address)
         return self._function
+
+
+def _fits(args, kinds) -> bool:
+    if len(args) != len(kinds):
+        return False
+    for value, kind in zip(args, kinds):
+        if isinstance(kind, list):
+            if not (isinstance(value, tuple) and _fits(value, kind)):
+                return False
+            continue
+        dtype, ndim, word = kind
+        if ndim:
+            if not (isinstance(value, np.ndarray) and value.dtype == dtype and value.ndim == ndim
+                    and value.flags.c_contiguous):
+                return False
+        elif word == "float64":
+            if not isinstance(value, (float, np.floating)):
+                return False
+        elif word in ("int64", "bool"):
+            if not isinstance(value, (int, np.integer, np.bool_)):
+                return False
+        elif not (isinstance(value, np.generic) and value.dtype == np.dtype(word)):  # a typed scalar: its type
+            return False
+    return True
+
+
+def _leaves(values, kinds):
+    """The arguments (or their kinds) with tuples flattened, in order."""
+    for value, kind in zip(values, kinds):
+        if isinstance(kind, list):
+            yield from _leaves(value, kind)
+        else:
+            yield value
 
 
 def _describe(value) -> str:
     if isinstance(value, np.ndarray):
         return f"{value.dtype}[{','.join(':' * value.ndim)}]{'' if value.flags.c_contiguous else ' (strided)'}"
+    if isinstance(value, tuple):
+        return f"({','.join(_describe(v) for v in value)})"
+    if isinstance(value, np.generic):
+        return str(value.dtype)
     return type(value).__name__
 
 
-def _parse_arg(word: str) -> tuple[np.dtype | None, int]:
+def _parse_arg(word: str):
+    """(dtype, dimensions, word) of one argument; a list of those for a tuple."""
+    if word.startswith("(") and word.endswith(")"):
+        inner = word[1:-1].rstrip(",")
+        parts = re.findall(r"[^,\[]+(?:\[[^\]]*\])?", inner)
+        if not parts or ",".join(parts) != inner:
+            raise ValueError(f"unsupported tuple argument {word!r}")
+        return [_parse_arg(part) for part in parts]
     if "[" in word:
         dtype, dims = word.split("[", 1)
-        if dims not in (":]", ":,:]"):
+        if dims not in (":]", ":,:]", ":,:,:]"):
             raise ValueError(f"unsupported array argument {word!r}")
-        return np.dtype(dtype), dims.count(":")
+        return np.dtype(dtype), dims.count(":"), word
     if word not in _SCALARS:
         raise ValueError(f"unsupported scalar argument {word!r}")
-    return None, 0
+    return None, 0, word
 
 
 def _wrapper_source(variant: _Variant) -> str:
     """A cfunc taking (status, then per array: pointer and shape; per scalar: an int64) that
     calls the kernel and writes status[0] = 1 if it raised, else its results to status[1:]."""
-    params, inner = ["status"], []
+    params = ["status"]
     kernel = variant.kernel
-    for i, (dtype, ndim) in enumerate(variant.args):
+
+    def expression(kind) -> str:
+        if isinstance(kind, list):
+            return f"({''.join(expression(k) + ', ' for k in kind)})"
+        i = len(params)
+        _, ndim, word = kind
         if ndim:
             dims = [f"n{i}_{d}" for d in range(ndim)]
-            params += [f"p{i}"] + dims
-            inner.append(f"carray(p{i}, ({', '.join(dims)},))")
-        else:
-            params.append(f"a{i}")
-            inner.append(f"a{i} != 0" if variant.words[i] == "bool" else f"a{i}")
-    call = f"kernel({', '.join(inner)})"
+            params.extend([f"p{i}"] + dims)
+            return f"carray(p{i}, ({', '.join(dims)},))"
+        params.append(f"a{i}")
+        return {"bool": f"a{i} != 0", "int64": f"a{i}", "float64": f"a{i}"}.get(word, f"np.{word}(a{i})")
+
+    call = f"kernel({', '.join(expression(kind) for kind in variant.args)})"
     if kernel.results == 0:
         body = f"        {call}\n"
     elif kernel.results == 1:
@@ -172,24 +257,43 @@ def _wrapper_source(variant: _Variant) -> str:
             f"        status[0] = 1\n")
 
 
-def _compile(variant: _Variant) -> tuple[str, bytes]:
-    """(symbol, object code) of the kernel's C-callable wrapper, compiled by Numba."""
+def _compile(variant: _Variant) -> tuple[str, bytes, list[str]]:
+    """(symbol, object code, outside symbols it calls) of the kernel's C-callable wrapper,
+    compiled by Numba."""
     from numba import carray, cfunc, from_dtype, types
 
     kernel = variant.kernel
     c_args = [types.CPointer(types.int64)]
-    for dtype, ndim in variant.args:
-        c_args += [types.CPointer(from_dtype(dtype))] + [types.int64] * ndim if ndim else [types.int64]
-    namespace = {"carray": carray, "kernel": kernel.dispatcher()}
+    for dtype, ndim, word in variant.leaves:
+        scalar = types.float64 if word == "float64" else types.int64
+        c_args += [types.CPointer(from_dtype(dtype))] + [types.int64] * ndim if ndim else [scalar]
+    namespace = {"carray": carray, "kernel": kernel.dispatcher(), "np": np}
     source = _wrapper_source(variant)
     exec(compile(source, f"<precompiled {kernel.module}.{kernel.name}>", "exec"), namespace)
     function = next(v for k, v in namespace.items() if k.startswith("precompiled_"))
     compiled = cfunc(types.void(*c_args), nopython=True)(function)
-    # The code library behind a cfunc (a private attribute) and its object-code form, which is what
-    # Numba's own cache stores; a Numba release that changes either fails tests/test_precompiled.py.
-    _, kind, data = compiled._library.serialize_using_object_code()
-    assert kind == "object"
-    return compiled.native_name, data[0]
+    # The code library behind a cfunc (a private attribute), its object-code form (what Numba's
+    # own cache stores) and its final LLVM module, whose declarations are what the code calls
+    # outside itself. Both are Numba's internals: where a release changes them, the JIT runs.
+    library = getattr(compiled, "_library", None)
+    try:
+        _, kind, data = library.serialize_using_object_code()
+        needs = outside_symbols(library.get_llvm_str())
+    except (AttributeError, TypeError, ValueError) as exc:
+        raise Unavailable(f"Numba's code library changed: {exc}") from exc
+    if kind != "object":
+        raise Unavailable(f"Numba's code library gave {kind!r} code, not object code")
+    return compiled.native_name, data[0], needs
+
+
+_DECLARED = re.compile(r'^declare\b[^@]*@("[^"]+"|[\w.$]+)\(|^@("[^"]+"|[\w.$]+) = external\b', re.M)
+
+
+def outside_symbols(llvm_ir: str) -> list[str]:
+    """The functions and globals an LLVM module declares without defining (LLVM's own
+    intrinsics, llvm.*, are not symbols)."""
+    names = {(a or b).strip('"') for a, b in _DECLARED.findall(llvm_ir)}
+    return sorted(name for name in names if not name.startswith("llvm."))
 
 
 _key = None
@@ -289,8 +393,9 @@ def trusted_file(f) -> bool:
     return stat.S_ISREG(st.st_mode) and _mine(st)
 
 
-def _cached_object(variant: _Variant) -> tuple[str, bytes]:
-    """The variant's (symbol, object code) from the cache, compiled and stored when missing."""
+def _cached_object(variant: _Variant) -> tuple[str, bytes, list[str]]:
+    """The variant's (symbol, object code, outside symbols) from the cache, compiled and stored
+    when missing."""
     kernel = variant.kernel
     tag = hashlib.sha256(f"{variant.signature}/{kernel.results}".encode()).hexdigest()[:12]
     directory = private_dir(f"precompiled-{_cache_key()}")
@@ -298,13 +403,13 @@ def _cached_object(variant: _Variant) -> tuple[str, bytes]:
     found = _read(path) if path else None
     if found is not None:
         return found
-    symbol, code = _compile(variant)
+    symbol, code, needs = _compile(variant)
     if path:
-        _write(path, symbol, code)
-    return symbol, code
+        _write(path, symbol, code, needs)
+    return symbol, code, needs
 
 
-def _read(path: Path) -> tuple[str, bytes] | None:
+def _read(path: Path) -> tuple[str, bytes, list[str]] | None:
     try:
         with open(path, "rb") as f:
             if not trusted_file(f):
@@ -317,18 +422,18 @@ def _read(path: Path) -> tuple[str, bytes] | None:
     head, sep, code = data[len(_MAGIC):].partition(b"\n")
     try:
         header = json.loads(head)
-        symbol, digest = str(header["symbol"]), str(header["sha256"])
+        symbol, digest, needs = str(header["symbol"]), str(header["sha256"]), [str(n) for n in header["needs"]]
     except (ValueError, KeyError, TypeError):
         return None
     if not sep or hashlib.sha256(code).hexdigest() != digest:
         return None
-    return symbol, code
+    return symbol, code, needs
 
 
-def _write(path: Path, symbol: str, code: bytes) -> None:
+def _write(path: Path, symbol: str, code: bytes, needs: list[str]) -> None:
     """Atomically (a temporary file renamed), so concurrent processes never read half a file;
     an unwritable cache is skipped."""
-    header = json.dumps({"symbol": symbol, "sha256": hashlib.sha256(code).hexdigest()}).encode()
+    header = json.dumps({"symbol": symbol, "sha256": hashlib.sha256(code).hexdigest(), "needs": needs}).encode()
     try:
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
     except OSError:
@@ -342,6 +447,34 @@ def _write(path: Path, symbol: str, code: bytes) -> None:
             os.unlink(tmp)
 
 
+def _release(version: str) -> str:
+    """'0.68.1' -> '0.68'."""
+    return ".".join(version.split(".")[:2])
+
+
+def numba_version() -> str:
+    """The installed Numba's version, read from its _version.py without importing it ('' if none)."""
+    spec = importlib.util.find_spec("numba")
+    if spec is None or not spec.origin:
+        return ""
+    path = Path(spec.origin).with_name("_version.py")
+    found = re.search(r'"version":\s*"([^"]+)"', path.read_text()) if path.exists() else None
+    return found.group(1) if found else ""
+
+
+def check_contract() -> Path:
+    """Numba's package directory, where the installed releases are those CHECKED_WITH names
+    and its helper modules are where they were; else Unavailable, saying what differs."""
+    import llvmlite
+
+    found = {"numba": numba_version(), "llvmlite": llvmlite.__version__}
+    for package, version in found.items():
+        if _release(version) != CHECKED_WITH[package]:
+            raise Unavailable(f"{package} {version or '(not found)'} is not the {CHECKED_WITH[package]} release "
+                              "the loader was checked with")
+    return Path(importlib.util.find_spec("numba").origin).parent
+
+
 class _Loader:
     """LLVM's JIT with the C helpers Numba's code calls: its runtime (allocation) and helper
     library, loaded from Numba's extension files without importing the numba package."""
@@ -351,12 +484,11 @@ class _Loader:
 
         ll.initialize_native_target()
         ll.initialize_native_asmprinter()
-        spec = importlib.util.find_spec("numba")
-        root = Path(spec.origin).parent
-        for name, pattern, prefix in (("numba.core.runtime._nrt_python", "core/runtime/_nrt_python*", "NRT_"),
-                                      ("numba._helperlib", "_helperlib*", "numba_"),
-                                      ("numba._dynfunc", "_dynfunc*", "numba_")):
-            helpers = _extension(name, root, pattern).c_helpers
+        root = check_contract()
+        for name, stem, prefix in HELPER_MODULES:
+            helpers = getattr(_extension(name, root / stem), "c_helpers", None)
+            if not isinstance(helpers, dict) or not helpers:
+                raise Unavailable(f"{name} has no c_helpers table")
             for py_name, address in helpers.items():
                 ll.add_symbol(py_name if prefix == "NRT_" and py_name.startswith("_") else prefix + py_name, address)
         target = ll.Target.from_triple(ll.get_process_triple())
@@ -369,8 +501,13 @@ class _Loader:
             opt=3, reloc=reloc, codemodel="jitdefault", jit=True)
         self.engines = []  # one per object: objects compiled in different processes may repeat internal names
 
-    def load(self, code: bytes, symbol: str) -> int:
+    def load(self, code: bytes, symbol: str, needs: list[str]) -> int:
+        """The address of `symbol` in the object code, once every symbol it needs from outside
+        is found (an unresolved one would abort the process inside LLVM)."""
         ll = self.ll
+        missing = [name for name in needs if not ll.address_of_symbol(name)]
+        if missing:
+            raise Unavailable(f"the compiled code calls {', '.join(missing)}, which this process lacks")
         engine = ll.create_mcjit_compiler(ll.parse_assembly(""), self.machine)
         engine.add_object_file(ll.ObjectFileRef.from_data(code))
         engine.finalize_object()
@@ -381,13 +518,16 @@ class _Loader:
         return address
 
 
-def _extension(name: str, root: Path, pattern: str):
-    """A Numba C extension module by file (it imports nothing of Numba's Python code); the one
-    already imported when Numba is."""
+def _extension(name: str, stem: Path):
+    """A Numba C extension module by file, stem + this Python's extension suffix (it imports
+    nothing of Numba's Python code); the one already imported when Numba is."""
     if name in sys.modules:
         return sys.modules[name]
-    paths = [p for suffix in importlib.machinery.EXTENSION_SUFFIXES for p in glob.glob(str(root / pattern) + suffix)]
-    spec = importlib.util.spec_from_file_location(name, paths[0])
+    paths = [Path(f"{stem}{suffix}") for suffix in importlib.machinery.EXTENSION_SUFFIXES]
+    path = next((p for p in paths if p.is_file()), None)
+    if path is None:
+        raise Unavailable(f"{name} is not at {stem}.*")
+    spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     sys.modules[name] = module
@@ -402,3 +542,45 @@ def _loader() -> _Loader:
     if _the_loader is None:
         _the_loader = _Loader()
     return _the_loader
+
+
+# Every Kernel made (each adds itself), and the modules that make them: building the cache imports
+# these, then compiles each kernel's every signature (tests/test_precompiled.py checks the list
+# against the source).
+KERNELS: list = []
+KERNEL_MODULES = ("seqsift.find.cpu", "seqsift.fmindex.query", "seqsift.fmindex.ssx", "seqsift.fmindex.output",
+                  "seqsift.fmindex.approx_output", "seqsift.fmindex.verify", "seqsift.io.reads")
+
+
+def build_all() -> list[str]:
+    """Compile every engine's kernels into the cache (those already there are kept); returns
+    what each one is."""
+    for module in KERNEL_MODULES:
+        importlib.import_module(module)
+    built = []
+    for kernel in KERNELS:
+        for variant in kernel.variants:
+            variant.function()
+            built.append(f"{kernel.module}.{kernel.name}({variant.signature})")
+    return built
+
+
+def main() -> int:
+    """`python -m seqsift.precompiled`: build the cache; exit 1 where it cannot be used."""
+    try:
+        key = _cache_key()
+    except Unavailable as exc:
+        sys.stderr.write(f"seqsift: precompiled kernels cannot be built here: {exc}\n")
+        return 1
+    if private_dir(f"precompiled-{key}") is None:
+        sys.stderr.write(f"seqsift: the cache directory {cache_dir()} cannot be used; nothing built\n")
+        return 1
+    names = build_all()
+    print(f"{len(names)} precompiled kernels in {cache_dir()}")
+    return 0
+
+
+if __name__ == "__main__":
+    from seqsift import precompiled  # the module the engines' kernels register with (this file runs as __main__)
+
+    sys.exit(precompiled.main())
