@@ -228,7 +228,7 @@ def scan_check(report: dict, plan: Plan) -> None:
     """Signature scanning: the GPU key + tag filter's candidates equal to the CPU's on real-like
     bytes, then filter throughput on device-resident data and the whole pipeline end to end
     (rotating pinned buffers), at ~0 and 1% of 30,000 signatures present."""
-    from seqsift.scan._cpu import PAD
+    from seqsift.scan.kernels import PAD
     from seqsift.scan._gpu import GpuFilter, _table_kernel
     from seqsift.scan.api import objects_of
     from seqsift.scan.engine import Engine

@@ -548,7 +548,7 @@ def _loader() -> _Loader:
 # these, then compiles each kernel's every signature (tests/test_precompiled.py checks the list
 # against the source).
 KERNELS: list = []
-KERNEL_MODULES = ("seqsift.find.cpu", "seqsift.fmindex.query", "seqsift.fmindex.ssx", "seqsift.fmindex.output",
+KERNEL_MODULES = ("seqsift.find.cpu", "seqsift.scan.kernels", "seqsift.fmindex.query", "seqsift.fmindex.ssx", "seqsift.fmindex.output",
                   "seqsift.fmindex.approx_output", "seqsift.fmindex.verify", "seqsift.io.reads")
 
 

@@ -5,7 +5,7 @@ test_scan.py). Launches are tiny."""
 import numpy as np
 import pytest
 
-from seqsift.scan._cpu import PAD
+from seqsift.scan.kernels import PAD
 from seqsift.scan._gpu import GpuFilter
 from seqsift.scan.engine import Engine
 from seqsift.scan.signatures import from_strings

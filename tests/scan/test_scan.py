@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from seqsift.errors import FormatError
-from seqsift.scan._cpu import PAD
+from seqsift.scan.kernels import PAD
 from seqsift.scan._gpu import GpuConfig
 from seqsift.scan.api import objects_of, scan
 from seqsift.scan.engine import Engine, FilterCount

@@ -1,10 +1,11 @@
 """CPU kernels of the scanner: the filters (key + tag table, stride prefilter) and the verifier.
 
-Kernels take a padded buffer: PAD bytes before and after the data, so a window or a tag read
+Kernels take a padded buffer: PAD (kernels.py) bytes before and after the data, so a window or a tag read
 near either end stays inside the array (what it reads there is checked away by verification).
 Positions passed in and out are indices into the padded array. A filter writes at most
 len(out) candidates and returns (count, where it stopped), so the caller resumes with a new
-output array instead of guessing a size.
+output array instead of guessing a size. The engine calls these kernels precompiled, through
+kernels.py, which names each one's argument types.
 """
 
 from __future__ import annotations
@@ -13,8 +14,8 @@ import numpy as np
 from numba import njit, uint32, uint64
 
 from seqsift.intrinsics import equal16, equal32, load_u64
-
-PAD = 8
+from seqsift.scan.kernels import EMPTY, GROUP_STARTS
+from seqsift.scan.table import KEYS, TAG, WINDOW
 _HASH = uint64(0x9E3779B97F4A7C15)
 _SALT = uint64(0x5BD1E9955BD1E995)
 
@@ -28,12 +29,10 @@ def window_hash(w):
 
 
 @njit(nogil=True, cache=True)
-def hash_windows(values):
-    """window_hash of each value (the tables are built with the kernels' own hash)."""
-    out = np.empty(values.size, np.uint64)
+def hash_windows(values, out):
+    """out[k] = window_hash of values[k] (the tables are built with the kernels' own hash)."""
     for k in range(values.size):
         out[k] = window_hash(values[k])
-    return out
 
 
 @njit(inline="always", nogil=True, boundscheck=False)
@@ -120,9 +119,6 @@ def _row(anchor, p, seg_lo, seg_hi, rows, n):
     r_anchor, r_seg, r_piece = rows
     r_anchor[n], r_seg[n], r_piece[n] = anchor, s, p
     return n + 1
-
-
-EMPTY = uint64(0xFFFFFFFFFFFFFFFF)
 
 
 @njit(nogil=True, boundscheck=False, cache=True)
@@ -213,7 +209,6 @@ def verify_rows(data, rows, n, seg_lo, seg_hi, prog, out):
 
 
 INF = np.int64(1) << np.int64(62)
-GROUP_STARTS = 1 << 16  # starts one verify_groups group covers at most (its scratch is this plus a span)
 
 
 @njit(nogil=True, boundscheck=False, cache=True)
@@ -325,3 +320,74 @@ def verify_groups(data, rows, n, seg_lo, seg_hi, prog, alt, first_row, E, F, dq,
                 m += 1
         r = g
     return m, n
+
+
+# -- the tables' builders (table.py) ------------------------------------------------------------
+@njit(nogil=True, cache=True)
+def count_pairs(data, counts):
+    """counts[a | b << 8] += 1 for every byte a followed by b (one pass, no int64 copies: this
+    runs on the filter thread before the first buffer is filtered)."""
+    for i in range(data.size - 1):
+        counts[np.int64(data[i]) | (np.int64(data[i + 1]) << 8)] += 1
+
+
+@njit(cache=True)
+def place_keys(flat, offsets, pair_logp, keys, tags, masks, rels):
+    """Per anchor flat[offsets[k]:offsets[k+1]]: its key, tag, tag mask and tag offset in the run.
+    A 6-byte or longer run takes the key position whose bucket is least full so far and, among
+    those, the tag + key the pair model finds rarest; a shorter run takes its last two bytes as
+    key and masks off the tag bytes it lacks. Into keys, tags, masks, rels (one per anchor)."""
+    n = offsets.size - 1
+    load = np.zeros(KEYS, np.int64)
+    for k in range(n):
+        lo = offsets[k]
+        r = offsets[k + 1] - lo
+        if r >= TAG + 2:
+            best, best_load, best_lp = 0, np.int64(1) << 62, np.inf
+            for t in range(r - TAG - 1):
+                key = np.int64(flat[lo + t + TAG]) | (np.int64(flat[lo + t + TAG + 1]) << 8)
+                lp = window_logp(flat, lo + t, TAG + 2, pair_logp)
+                if load[key] < best_load or (load[key] == best_load and lp < best_lp):
+                    best, best_load, best_lp = t, load[key], lp
+            t = best
+        else:
+            t = r - TAG - 2
+        tag = np.uint32(0)
+        mask = np.uint32(0)
+        for j in range(TAG):
+            if t + j >= 0:
+                tag |= np.uint32(flat[lo + t + j]) << np.uint32(8 * j)
+                mask |= np.uint32(0xFF) << np.uint32(8 * j)
+        key = np.int64(flat[lo + t + TAG]) | (np.int64(flat[lo + t + TAG + 1]) << 8)
+        load[key] += 1
+        keys[k], tags[k], masks[k], rels[k] = key, tag, mask, t
+
+
+@njit(inline="always")
+def window_logp(flat, at, length, pair_logp):
+    """log P of flat[at:at+length] under the pair model, as independent disjoint pairs."""
+    lp = 0.0
+    for i in range(0, length - 1, 2):
+        lp += pair_logp[np.int64(flat[at + i]) | (np.int64(flat[at + i + 1]) << 8)]
+    return lp
+
+
+@njit(cache=True)
+def stride_offsets(flat, offsets, stride, pair_logp, out):
+    """Per anchor, where its S consecutive windows start: the place where the pair model
+    expects the fewest chance hits (the sum of the windows' probabilities), into out."""
+    n = offsets.size - 1
+    for k in range(n):
+        lo = offsets[k]
+        span = offsets[k + 1] - lo - (WINDOW + stride - 1)
+        q = np.empty(span + stride)  # each window's probability, once
+        for i in range(q.size):
+            q[i] = np.exp(window_logp(flat, lo + i, WINDOW, pair_logp))
+        best, best_p = 0, np.inf
+        for o in range(span + 1):
+            p = 0.0
+            for j in range(stride):
+                p += q[o + j]
+            if p < best_p:
+                best, best_p = o, p
+        out[k] = lo + best

@@ -12,7 +12,7 @@ import numpy as np
 from numba import cuda, uint32
 
 from seqsift.backend import GpuConfig
-from seqsift.scan._cpu import PAD
+from seqsift.scan.kernels import PAD
 from seqsift.scan.table import KeyTagTable
 
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from seqsift.runner import cuts, split
-from seqsift.scan import DEFAULT_STRIDE, FILTERS, _cpu
+from seqsift.scan import DEFAULT_STRIDE, FILTERS, kernels
 from seqsift.scan.program import Program, compile_program
 from seqsift.scan.signatures import SignatureSet
 from seqsift.scan.table import (TAG, KeyTagTable, StrideFilter, build_key_tag_table, build_stride_filter,
@@ -115,7 +115,7 @@ class Engine:
             mid = n[~long & (anchor >= TAG + 2)]
             self.stride_filter = build_stride_filter(prog, strided, stride, pair_logp=self.pair_logp) if strided.size else None
             self.mid_table = build_key_tag_table(prog, mid, TABLE_BLOOM_BITS, self.pair_logp) if mid.size else None
-        width = _cpu.GROUP_STARTS + prog.max_span + 4  # verify_groups' scratch: one group's bytes
+        width = kernels.GROUP_STARTS + prog.max_span + 4  # verify_groups' scratch: one group's bytes
         self._groups = [(np.empty(width, np.int64), np.empty(width, np.int64), np.empty(width, np.int64))
                         for _ in range(max(threads, 1))]
         self._rows = [_new_rows(ROW_BUFFER) for _ in range(max(threads, 1))]  # stride candidates, reused
@@ -138,7 +138,7 @@ class Engine:
         tail = (table.starts, table.tags, table.masks, table.bloom, table.bloom_shift)
         largest = int(np.diff(table.starts).max(initial=0))
         parts = self._split(lo, max(hi - 1, lo), 1)
-        found = self._map(lambda r: _drain(_cpu.table_filter, buf, *r, tail, largest, limit), parts)
+        found = self._map(lambda r: _drain(kernels.table_filter, buf, *r, tail, largest, limit), parts)
         return None if any(f is None for f in found) else _concat(found)
 
     def candidate_tables(self) -> list[KeyTagTable]:
@@ -153,7 +153,7 @@ class Engine:
         [seg_lo, seg_hi), padded and sorted); unverified with verify=False."""
         count.candidates += pos.size
         rows = _new_rows(pos.size)
-        n = _cpu.table_rows(pos, entry, table.piece, table.rel, seg_lo, seg_hi, rows)
+        n = kernels.table_rows(pos, entry, table.piece, table.rel, seg_lo, seg_hi, rows)
         return self.verify(buf, tuple(r[:n] for r in rows), seg_lo, seg_hi, count, verify)
 
     def verify(self, buf: np.ndarray, rows: tuple, seg_lo: np.ndarray, seg_hi: np.ndarray, count: FilterCount,
@@ -187,20 +187,20 @@ class Engine:
             lit = tuple(x[literal] for x in rows) if not literal.all() else rows
             size = lit[0].size
             out = (np.empty(size, np.int64), np.empty(size, np.int32), np.empty(size, np.int64), np.empty(size, np.int64))
-            m = _cpu.verify_rows(buf, lit, size, seg_lo, seg_hi, self.prog_arrays, out)
+            m = kernels.verify_rows(buf, lit, size, seg_lo, seg_hi, self.prog_arrays, out)
             parts.add(Occurrences(*(o[:m].copy() for o in out)))  # a view would hold all of out
             tried += size
         if not literal.all():
             rest = tuple(x[~literal] for x in rows)
             order = np.lexsort((rest[0], rest[2], rest[1]))
             rest = tuple(np.ascontiguousarray(x[order]) for x in rest)
-            tried += int(np.minimum(self._starts[rest[2]], _cpu.GROUP_STARTS).sum())
+            tried += int(np.minimum(self._starts[rest[2]], kernels.GROUP_STARTS).sum())
             E, F, dq = self._groups[k]
             at = 0
             while at < rest[0].size:
                 out = (np.empty(OUT_CHUNK, np.int64), np.empty(OUT_CHUNK, np.int32), np.empty(OUT_CHUNK, np.int64),
                        np.empty(OUT_CHUNK, np.int64))
-                m, at = _cpu.verify_groups(buf, rest, rest[0].size, seg_lo, seg_hi, self.prog_arrays, self.alt_index,
+                m, at = kernels.verify_groups(buf, rest, rest[0].size, seg_lo, seg_hi, self.prog_arrays, self.alt_index,
                                            at, E, F, dq, out)
                 parts.add(Occurrences(*(o[:m].copy() for o in out)))
         return parts.result(), tried
@@ -225,7 +225,7 @@ class Engine:
                 kept, checks, at = _Kept(self._limit(), count), 0, r[0]
                 while at < r[1]:
                     rows = self._rows[k]
-                    n, at = _cpu.stride_rows(buf, at, r[1], f.arrays, seg_lo, seg_hi, per, rows, counts)
+                    n, at = kernels.stride_rows(buf, at, r[1], f.arrays, seg_lo, seg_hi, per, rows, counts)
                     occurrences, tried = self._verify_part(buf, tuple(x[:n] for x in rows), seg_lo, seg_hi, k, verify, count)
                     kept.add(occurrences)
                     checks += tried
@@ -254,9 +254,9 @@ class Engine:
             pos, entry, rows = np.empty(cap, np.int64), np.empty(cap, np.int64), _new_rows(cap)
             kept, candidates, checks, at = _Kept(self._limit(), count), 0, 0, r[0]
             while at < r[1]:
-                m, at = _cpu.table_filter(buf, at, r[1], *tail, pos, entry)
+                m, at = kernels.table_filter(buf, at, r[1], *tail, pos, entry)
                 candidates += m
-                n = _cpu.table_rows(pos[:m], entry[:m], table.piece, table.rel, seg_lo, seg_hi, rows)
+                n = kernels.table_rows(pos[:m], entry[:m], table.piece, table.rel, seg_lo, seg_hi, rows)
                 found, tried = self._verify_part(buf, tuple(x[:n] for x in rows), seg_lo, seg_hi, k, verify, count)
                 kept.add(found)
                 checks += tried

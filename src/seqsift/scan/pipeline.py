@@ -24,7 +24,7 @@ import numpy as np
 from seqsift import backend as backends
 from seqsift.errors import UsageError
 from seqsift.scan import DEFAULT_BUFFER, DEFAULT_STRIDE, FILTERS, MIN_BUFFERS
-from seqsift.scan._cpu import PAD
+from seqsift.scan.kernels import PAD
 from seqsift.scan.engine import Engine, FilterCount, Occurrences, _merge
 from seqsift.scan.program import compile_program
 from seqsift.io.pack import Filled, PackedObject, Packer

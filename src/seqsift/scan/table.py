@@ -18,9 +18,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
 
-from seqsift.scan._cpu import EMPTY, fill_slots, hash_windows
+from seqsift.scan import kernels
+from seqsift.scan.kernels import EMPTY
 from seqsift.scan.program import Program
 
 KEYS = 1 << 16
@@ -43,17 +43,9 @@ def pair_log_probability(sample: np.ndarray | None) -> np.ndarray:
     p = prior
     if sample is not None and sample.size > 1:
         counts = np.zeros(KEYS, np.int64)
-        _count_pairs(np.ascontiguousarray(sample[:SAMPLE_BYTES]), counts)
+        kernels.count_pairs(np.ascontiguousarray(sample[:SAMPLE_BYTES]), counts)
         p = 0.5 * prior + 0.5 * counts / counts.sum()
     return np.log(p)
-
-
-@njit(nogil=True, cache=True)
-def _count_pairs(data, counts):
-    """counts[a | b << 8] += 1 for every byte a followed by b (one pass, no int64 copies: this
-    runs on the filter thread before the first buffer is filtered)."""
-    for i in range(data.size - 1):
-        counts[np.int64(data[i]) | (np.int64(data[i + 1]) << 8)] += 1
 
 
 @dataclass
@@ -96,7 +88,10 @@ def build_key_tag_table(program: Program, pieces: np.ndarray, bloom_bits: int = 
     flat, offsets = _flatten([program.anchors[p] for p in pieces.tolist()])
     if np.any(np.diff(offsets) < 2):
         raise ValueError("the table needs anchors of at least 2 bytes")
-    keys, tags, masks, rels = _place_keys(flat, offsets, pair_log_probability(None) if pair_logp is None else pair_logp)
+    n = offsets.size - 1
+    keys, tags, masks, rels = np.empty(n, np.int64), np.empty(n, np.uint32), np.empty(n, np.uint32), np.empty(n, np.int32)
+    kernels.place_keys(flat, offsets, pair_log_probability(None) if pair_logp is None else pair_logp, keys, tags, masks,
+                       rels)
     keys_a = keys
     order = np.argsort(keys_a, kind="stable")
     starts = np.zeros(KEYS + 1, np.int64)
@@ -121,79 +116,10 @@ def _flatten(runs: list[bytes]) -> tuple[np.ndarray, np.ndarray]:
     return np.frombuffer(b"".join(runs), np.uint8), offsets
 
 
-@njit(cache=True)
-def _place_keys(flat, offsets, pair_logp):
-    """Per anchor flat[offsets[k]:offsets[k+1]]: its key, tag, tag mask and tag offset in the run.
-    A 6-byte or longer run takes the key position whose bucket is least full so far and, among
-    those, the tag + key the pair model finds rarest; a shorter run takes its last two bytes as
-    key and masks off the tag bytes it lacks."""
-    n = offsets.size - 1
-    load = np.zeros(KEYS, np.int64)
-    keys = np.empty(n, np.int64)
-    tags = np.empty(n, np.uint32)
-    masks = np.empty(n, np.uint32)
-    rels = np.empty(n, np.int32)
-    for k in range(n):
-        lo = offsets[k]
-        r = offsets[k + 1] - lo
-        if r >= TAG + 2:
-            best, best_load, best_lp = 0, np.int64(1) << 62, np.inf
-            for t in range(r - TAG - 1):
-                key = np.int64(flat[lo + t + TAG]) | (np.int64(flat[lo + t + TAG + 1]) << 8)
-                lp = _window_logp(flat, lo + t, TAG + 2, pair_logp)
-                if load[key] < best_load or (load[key] == best_load and lp < best_lp):
-                    best, best_load, best_lp = t, load[key], lp
-            t = best
-        else:
-            t = r - TAG - 2
-        tag = np.uint32(0)
-        mask = np.uint32(0)
-        for j in range(TAG):
-            if t + j >= 0:
-                tag |= np.uint32(flat[lo + t + j]) << np.uint32(8 * j)
-                mask |= np.uint32(0xFF) << np.uint32(8 * j)
-        key = np.int64(flat[lo + t + TAG]) | (np.int64(flat[lo + t + TAG + 1]) << 8)
-        load[key] += 1
-        keys[k], tags[k], masks[k], rels[k] = key, tag, mask, t
-    return keys, tags, masks, rels
-
-
-@njit(inline="always")
-def _window_logp(flat, at, length, pair_logp):
-    """log P of flat[at:at+length] under the pair model, as independent disjoint pairs."""
-    lp = 0.0
-    for i in range(0, length - 1, 2):
-        lp += pair_logp[np.int64(flat[at + i]) | (np.int64(flat[at + i + 1]) << 8)]
-    return lp
-
-
-@njit(cache=True)
-def _stride_offsets(flat, offsets, stride, pair_logp):
-    """Per anchor, where its S consecutive windows start: the place where the pair model
-    expects the fewest chance hits (the sum of the windows' probabilities)."""
-    n = offsets.size - 1
-    out = np.empty(n, np.int64)
-    for k in range(n):
-        lo = offsets[k]
-        span = offsets[k + 1] - lo - (WINDOW + stride - 1)
-        q = np.empty(span + stride)  # each window's probability, once
-        for i in range(q.size):
-            q[i] = np.exp(_window_logp(flat, lo + i, WINDOW, pair_logp))
-        best, best_p = 0, np.inf
-        for o in range(span + 1):
-            p = 0.0
-            for j in range(stride):
-                p += q[o + j]
-            if p < best_p:
-                best, best_p = o, p
-        out[k] = lo + best
-    return out
-
-
 def _bloom(windows: np.ndarray, word_bits: int) -> np.ndarray:
     """The blocked Bloom filter _cpu.bloom_test reads: 2**word_bits words of 64 bits."""
     bloom = np.zeros(1 << word_bits, np.uint64)
-    h = hash_windows(windows)
+    h = _hashes(windows)
     word = (h >> np.uint64(64 - word_bits)).astype(np.int64)
     for shift in (26, 32, 38):
         np.bitwise_or.at(bloom, word, np.uint64(1) << ((h >> np.uint64(shift)) & np.uint64(63)))
@@ -235,6 +161,13 @@ class StrideFilter:
         return self.stride, self.bloom, self.bloom_shift, self.slot_shift, self.slots, self.owner_start, self.owners
 
 
+def _hashes(windows: np.ndarray) -> np.ndarray:
+    """The kernels' own hash of each 8-byte window."""
+    out = np.empty(windows.size, np.uint64)
+    kernels.hash_windows(np.ascontiguousarray(windows, np.uint64), out)
+    return out
+
+
 def stride_min_anchor(stride: int) -> int:
     """The shortest anchor a StrideFilter of this stride can index."""
     return WINDOW + stride - 1
@@ -247,7 +180,8 @@ def build_stride_filter(program: Program, pieces: np.ndarray, stride: int, bits_
     flat, offsets = _flatten([program.anchors[p] for p in pieces.tolist()])
     if np.any(np.diff(offsets) < stride_min_anchor(stride)):
         raise ValueError(f"stride {stride} needs anchors of at least {stride_min_anchor(stride)} bytes")
-    first = _stride_offsets(flat, offsets, stride, pair_log_probability(None) if pair_logp is None else pair_logp)
+    first = np.empty(offsets.size - 1, np.int64)
+    kernels.stride_offsets(flat, offsets, stride, pair_log_probability(None) if pair_logp is None else pair_logp, first)
     at = first[:, None] + np.arange(stride)  # window starts: S per anchor
     v = np.ascontiguousarray(flat[at[..., None] + np.arange(WINDOW)]).view("<u8").reshape(-1).astype(np.uint64)
     owner = np.repeat(np.asarray(pieces, np.int32), stride)
@@ -261,5 +195,5 @@ def build_stride_filter(program: Program, pieces: np.ndarray, stride: int, bits_
     words = bloom_words(n, bits_per_window, STRIDE_BLOOM_MOST)
     slot_bits = int(np.clip(np.ceil(np.log2(2 * n)), 10, 26))  # load factor at most 1/2
     slots = np.full((1 << slot_bits, 2), EMPTY, np.uint64)
-    fill_slots(hash_windows(distinct), distinct, 64 - slot_bits, slots)
+    kernels.fill_slots(_hashes(distinct), distinct, 64 - slot_bits, slots)
     return StrideFilter(stride, _bloom(distinct, words), 64 - words, 64 - slot_bits, slots, owner_start, metas[order])
