@@ -34,6 +34,7 @@ process compiles its own (a matching hash proves only that whoever wrote the fil
 
 from __future__ import annotations
 
+import builtins
 import contextlib
 import ctypes
 import hashlib
@@ -491,6 +492,12 @@ class _Loader:
                 raise Unavailable(f"{name} has no c_helpers table")
             for py_name, address in helpers.items():
                 ll.add_symbol(py_name if prefix == "NRT_" and py_name.startswith("_") else prefix + py_name, address)
+        # What Numba's JIT adds besides (numba.core.base._load_global_helpers): Py_None's C name and
+        # every built-in exception class, each standing for the object itself (an error path's raise).
+        ll.add_symbol("_Py_NoneStruct", id(None))
+        for value in vars(builtins).values():
+            if isinstance(value, type) and issubclass(value, BaseException):
+                ll.add_symbol(f"PyExc_{value.__name__}", id(value))
         target = ll.Target.from_triple(ll.get_process_triple())
         arch = target.name  # the relocation model Numba's JIT uses on each architecture
         reloc = "static" if arch.startswith("x86") else "pic" if arch.startswith("ppc") else "default"
@@ -499,7 +506,9 @@ class _Loader:
             cpu=os.environ.get("NUMBA_CPU_NAME") or ll.get_host_cpu_name(),
             features=os.environ.get("NUMBA_CPU_FEATURES") or ll.get_host_cpu_features().flatten(),
             opt=3, reloc=reloc, codemodel="jitdefault", jit=True)
-        self.engines = []  # one per object: objects compiled in different processes may repeat internal names
+        # one per object: objects compiled in different processes may repeat internal names. The
+        # first JIT made makes the process's own symbols (the C library, Python's C API) searchable.
+        self.engines = [ll.create_mcjit_compiler(ll.parse_assembly(""), self.machine)]
 
     def load(self, code: bytes, symbol: str, needs: list[str]) -> int:
         """The address of `symbol` in the object code, once every symbol it needs from outside
@@ -548,7 +557,8 @@ def _loader() -> _Loader:
 # these, then compiles each kernel's every signature (tests/test_precompiled.py checks the list
 # against the source).
 KERNELS: list = []
-KERNEL_MODULES = ("seqsift.find.cpu", "seqsift.scan.kernels", "seqsift.fmindex.query", "seqsift.fmindex.ssx", "seqsift.fmindex.output",
+KERNEL_MODULES = ("seqsift.find.cpu", "seqsift.scan.kernels", "seqsift.alignment.lanes", "seqsift.alignment.pairs",
+                  "seqsift.alignment.reference", "seqsift.fmindex.query", "seqsift.fmindex.ssx", "seqsift.fmindex.output",
                   "seqsift.fmindex.approx_output", "seqsift.fmindex.verify", "seqsift.io.reads")
 
 

@@ -10,7 +10,7 @@ import pytest
 
 import seqsift
 from seqsift.alignment import Database, align_pairs, dna, matrix, rescore, search_database
-from seqsift.alignment import _reference as ref
+from seqsift.alignment import reference as ref
 from seqsift.alignment.database import score_pair, scores
 from seqsift.errors import FormatError, UsageError
 from tests import naive
@@ -79,7 +79,7 @@ def test_seed_example():
 
 
 def test_lanes_kernel_equals_reference_including_saturated_lanes(rng):
-    from seqsift.alignment import _lanes
+    from seqsift.alignment import lanes
 
     scoring = matrix("BLOSUM62", 11, 1)
     seqs = ["".join(rng.choice(PROTEIN, int(rng.integers(0, 120)))) for _ in range(75)] + [""]
@@ -93,7 +93,7 @@ def test_lanes_kernel_equals_reference_including_saturated_lanes(rng):
     q = scoring.encode(base)
     got = scores(q, db).tolist()
     assert got == [score_pair(q, t, scoring, ref.LOCAL) for t in db.codes]
-    limit = 255 - _lanes.bias(scoring.matrix)  # the unsigned 8-bit pass: exact below, redone at 16 bits from here
+    limit = 255 - lanes.bias(scoring.matrix)  # the unsigned 8-bit pass: exact below, redone at 16 bits from here
     assert any(127 < g < limit for g in got) and any(g >= limit for g in got)
     big = dna(100, -1, 0, 2)  # scores past 32767: the lanes saturate, the 32-bit kernel takes over
     db = Database(["long", "short"], ["ACGT" * 120, "ACGT" * 5], big)
@@ -262,7 +262,7 @@ def test_align_pairs_lanes_edges(rng, monkeypatch):
     """Lengths far apart in one batch (padding in both directions), N in targets, pairs too long for
     a batch's direction bytes (aligned one by one), and a DNA matrix with a positive mismatch (which
     the lanes refuse): every alignment equals align()'s, in input order."""
-    from seqsift.alignment import _pairs, pairwise
+    from seqsift.alignment import pairs, pairwise
     from seqsift.alignment.scoring import Scoring
 
     queries, targets = [], []
@@ -273,8 +273,8 @@ def test_align_pairs_lanes_edges(rng, monkeypatch):
         queries.append(q)
         targets.append(t)
     monkeypatch.setattr(pairwise, "LANES_DIRS_BYTES", 32 * 301 * 301)  # pairs past 300 go one by one
-    batched, align_lanes = [], _pairs.align_lanes
-    monkeypatch.setattr(_pairs, "align_lanes", lambda q, t, *rest: batched.extend(map(len, q + t)) or align_lanes(q, t, *rest))
+    batched, align_lanes = [], pairs.align_lanes
+    monkeypatch.setattr(pairs, "align_lanes", lambda q, t, *rest: batched.extend(map(len, q + t)) or align_lanes(q, t, *rest))
     for scoring in (dna(1, -1, 0, 2), dna(2, -3, 5, 2)):
         assert pairwise.align_pairs(queries, targets, scoring) == [seqsift.align(q, t, scoring) for q, t in zip(queries, targets)]
     assert batched and max(batched) <= 300 < max(map(len, queries + targets))
@@ -282,9 +282,9 @@ def test_align_pairs_lanes_edges(rng, monkeypatch):
     m[4, :] = m[:, 4] = 1
     odd = Scoring("DNA 3/+1", b"ACGTN", m, 0, 2, unknown=4)
     q = queries[1][:50]
-    pairs = [q, q, queries[3]], [q[:10], "".join(rng.choice(list("ACGT"), 100)), targets[3]]  # a short target padded by a long one
-    assert [a.score for a in pairwise.align_pairs(*pairs, odd)] == [oracle(q, t, odd, "local") for q, t in zip(*pairs)]
-    assert pairwise.align_pairs(*pairs, odd) == [seqsift.align(q, t, odd) for q, t in zip(*pairs)]
+    few = [q, q, queries[3]], [q[:10], "".join(rng.choice(list("ACGT"), 100)), targets[3]]  # a short target padded by a long one
+    assert [a.score for a in pairwise.align_pairs(*few, odd)] == [oracle(q, t, odd, "local") for q, t in zip(*few)]
+    assert pairwise.align_pairs(*few, odd) == [seqsift.align(q, t, odd) for q, t in zip(*few)]
 
 
 def test_pair_row_without_the_x86_pack(rng, monkeypatch):
@@ -292,29 +292,29 @@ def test_pair_row_without_the_x86_pack(rng, monkeypatch):
     bytes as the SSE2 pack this machine uses: fill compiled afresh with each."""
     from numba import njit
 
-    from seqsift.alignment import _pair_row, _pairs
+    from seqsift.alignment import _pair_row, _pairs, pairs
 
     queries = ["".join(rng.choice(list("ACGTN"), int(rng.integers(1, 120)))) for _ in range(20)]
     targets = [mutate(q, rng, 0.2) for q in queries]
     q_codes = [dna().encode(q) for q in queries]
     t_codes = [dna().encode(t) for t in targets]
-    packed = _pairs.align_lanes(q_codes, t_codes, 1, -1, 3, 1)
+    packed = pairs.align_lanes(q_codes, t_codes, 1, -1, 3, 1)
     monkeypatch.setattr(_pair_row, "NARROW_BY_PACK", not _pair_row.NARROW_BY_PACK)
-    monkeypatch.setattr(_pairs, "fill", njit(nogil=True)(_pairs.fill.py_func))
-    other = _pairs.align_lanes(q_codes, t_codes, 1, -1, 3, 1)
+    monkeypatch.setattr(pairs, "fill", njit(nogil=True)(_pairs.fill.py_func))
+    other = pairs.align_lanes(q_codes, t_codes, 1, -1, 3, 1)
     assert [(r[0], r[1].tolist(), r[2:]) for r in packed] == [(r[0], r[1].tolist(), r[2:]) for r in other]
     assert [r[0] for r in packed] == [oracle(q, t, dna(1, -1, 3, 1), "local") for q, t in zip(queries, targets)]
 
 
 def test_lanes_kernel_with_queries_longer_than_a_strip(rng):
     """Queries spanning several strips of the lanes kernel (STRIP rows each), both widths."""
-    from seqsift.alignment import _lanes
+    from seqsift.alignment import lanes
 
     scoring = matrix("BLOSUM62", 11, 1)
     seqs = ["".join(rng.choice(PROTEIN, int(rng.integers(0, 400)))) for _ in range(40)]
     seqs[4] = seqs[4][:50] + "".join(rng.choice(PROTEIN, 300)) + seqs[4][50:]
     db = Database([str(i) for i in range(len(seqs))], seqs, scoring)
-    for length in (_lanes.STRIP, _lanes.STRIP + 1, 2 * _lanes.STRIP + 37):
+    for length in (lanes.STRIP, lanes.STRIP + 1, 2 * lanes.STRIP + 37):
         q = scoring.encode("".join(rng.choice(PROTEIN, length)))
         assert scores(q, db).tolist() == [score_pair(q, t, scoring, ref.LOCAL) for t in db.codes]
     q = db.codes[4][20:330]  # a strong hit that crosses strips, and saturates the 8-bit pass

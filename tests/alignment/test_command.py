@@ -5,7 +5,7 @@ import pysam
 import pytest
 
 from seqsift.alignment import matrix
-from seqsift.alignment import _reference as ref
+from seqsift.alignment import reference as ref
 from seqsift.alignment.database import score_pair
 from seqsift.cli import main
 from tests import naive

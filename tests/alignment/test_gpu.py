@@ -5,7 +5,7 @@ test_alignment.py). Launches are tiny: the simulator runs threads in Python."""
 import pytest
 
 from seqsift.alignment import Database, dna, matrix
-from seqsift.alignment import _reference as ref
+from seqsift.alignment import reference as ref
 from seqsift.alignment._gpu import GpuAligner
 from seqsift.alignment.database import score_pair
 

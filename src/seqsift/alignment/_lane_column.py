@@ -25,16 +25,10 @@ from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
 
+from seqsift.alignment.lanes import CHUNK_VECTORS
+from seqsift.alignment.lanes import VECTOR_BITS as _VECTOR_BITS
 from seqsift.intrinsics import splat, vector_call
-
-CHUNK_VECTORS = 2  # vectors advanced together: with two columns, more spill registers (measured slower)
-_VECTOR_BITS = 256  # AVX2; LLVM splits or joins for other vector units
 _I64 = ir.IntType(64)
-
-
-def chunk_lanes(bits: int) -> int:
-    """Lanes one call covers at this width."""
-    return CHUNK_VECTORS * _VECTOR_BITS // bits
 
 
 @intrinsic

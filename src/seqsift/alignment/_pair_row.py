@@ -24,9 +24,9 @@ from llvmlite import binding, ir
 from numba import types
 from numba.extending import intrinsic
 
+from seqsift.alignment.pairs import PAIR_LANES as LANES  # pairs side by side
 from seqsift.intrinsics import splat, vector_call
 
-LANES = 32  # pairs side by side: two AVX2 vectors of 16-bit lanes, so two independent chains overlap
 _WIDTH = 16  # lanes per vector
 _I8, _I16, _I32, _I64 = ir.IntType(8), ir.IntType(16), ir.IntType(32), ir.IntType(64)
 _V16 = ir.VectorType(_I16, _WIDTH)

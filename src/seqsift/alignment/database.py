@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from seqsift.alignment import _lanes
-from seqsift.alignment import _reference as ref
+from seqsift.alignment import lanes
+from seqsift.alignment import reference as ref
 from seqsift.alignment.pairwise import Alignment, align_codes, mode_code, render
 from seqsift.alignment.scoring import Scoring
 from seqsift.backend import check_threads, resolve_unmeasured
@@ -57,7 +57,7 @@ class Database:
         self.scoring = scoring
         self.codes = [scoring.encode(s, f"database sequence {n!r}") for n, s in zip(names, sequences)]
         order = np.argsort([c.size for c in self.codes], kind="stable")
-        self.batches = [order[k : k + _lanes.LANES] for k in range(0, order.size, _lanes.LANES)]
+        self.batches = [order[k : k + lanes.LANES] for k in range(0, order.size, lanes.LANES)]
         self._profiles: dict[tuple, tuple[np.ndarray, int]] = {}
         self._gpu = None
 
@@ -80,7 +80,7 @@ class Database:
         key = (batch, bits)
         if key not in self._profiles:  # a benign race: two threads may build the same profile once each
             members = self.batches[batch] if isinstance(batch, int) else batch[1]
-            self._profiles[key] = _lanes.batch_profile(self.scoring.matrix, [self.codes[k] for k in members], bits)
+            self._profiles[key] = lanes.batch_profile(self.scoring.matrix, [self.codes[k] for k in members], bits)
         return self._profiles[key]
 
 
@@ -110,7 +110,7 @@ def scores(query: np.ndarray, db: Database, mode: str = "local", backend: str = 
     scratch: dict = {}
     go, ge = db.scoring.gap_open, db.scoring.gap_extend
     matrix = db.scoring.matrix
-    shift = _lanes.bias(matrix)
+    shift = lanes.bias(matrix)
     eight_bits = shift + int(matrix.max(initial=0)) < 128 and go + ge < 128  # else start at 16 bits
     redo = []
     for b, members in enumerate(db.batches):
@@ -118,18 +118,18 @@ def scores(query: np.ndarray, db: Database, mode: str = "local", backend: str = 
             redo += members.tolist()
             continue
         profile, chunk_columns = db.profile(b, 8)
-        best = _lanes.run_batch(query, profile, chunk_columns, go, ge, 8, scratch, shift)[: len(members)].astype(np.int64)
-        saturated = _lanes.saturated(best, 8, matrix)
+        best = lanes.run_batch(query, profile, chunk_columns, go, ge, 8, scratch, shift)[: len(members)].astype(np.int64)
+        saturated = lanes.saturated(best, 8, matrix)
         out[members[~saturated]] = best[~saturated]
         redo += members[saturated].tolist()
     redo.sort(key=lambda k: db.codes[k].size)  # lanes saturated at 8 bits, regrouped at 16
-    for first in range(0, len(redo), _lanes.LANES):
-        members = redo[first : first + _lanes.LANES]
+    for first in range(0, len(redo), lanes.LANES):
+        members = redo[first : first + lanes.LANES]
         profile, chunk_columns = db.profile(("redo", tuple(members)), 16) if not eight_bits else \
-            _lanes.batch_profile(matrix, [db.codes[k] for k in members], 16)
-        best = _lanes.run_batch(query, profile, chunk_columns, go, ge, 16, scratch)
+            lanes.batch_profile(matrix, [db.codes[k] for k in members], 16)
+        best = lanes.run_batch(query, profile, chunk_columns, go, ge, 16, scratch)
         for lane, k in enumerate(members):
-            out[k] = score_pair(query, db.codes[k], db.scoring, code) if _lanes.saturated(best[lane], 16, matrix) else best[lane]
+            out[k] = score_pair(query, db.codes[k], db.scoring, code) if lanes.saturated(best[lane], 16, matrix) else best[lane]
     return out
 
 

@@ -6,9 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
 
-from seqsift.alignment import _reference as ref
+from seqsift.alignment import reference as ref
 from seqsift.alignment.scoring import Scoring, dna, matrix
 from seqsift.backend import check_threads, resolve_unmeasured
 from seqsift.errors import UsageError
@@ -151,7 +150,7 @@ def align_pairs(queries: list[str | bytes], targets: list[str | bytes], scoring:
     batch is padding; pairs too long for a batch's direction bytes to fit LANES_DIRS_BYTES, and
     every other scheme, run one by one with align()'s bounded memory. Batches, then the pairs
     run one by one, are shared among `threads` threads (None: every core); CPU only."""
-    from seqsift.alignment import _pairs
+    from seqsift.alignment import pairs
 
     threads = _cpu_only(threads, backend)
     scoring = scoring or dna()
@@ -160,18 +159,18 @@ def align_pairs(queries: list[str | bytes], targets: list[str | bytes], scoring:
     q_codes = scoring.encode_all(queries, lambda k: f"query {k + 1}")
     t_codes = scoring.encode_all(targets, lambda k: f"target {k + 1}")
     results: list = [None] * len(q_codes)
-    if mode_code(mode) == ref.LOCAL and _pairs.usable(scoring):
+    if mode_code(mode) == ref.LOCAL and pairs.usable(scoring):
         match, mismatch = int(scoring.matrix[0, 0]), int(scoring.matrix[0, 1])
-        longest = int((LANES_DIRS_BYTES // _pairs.PAIR_LANES) ** 0.5) - 1  # any batch of these fits
+        longest = int((LANES_DIRS_BYTES // pairs.PAIR_LANES) ** 0.5) - 1  # any batch of these fits
         fits = [k for k in range(len(q_codes)) if max(q_codes[k].size, t_codes[k].size) <= longest]
         fits.sort(key=lambda k: q_codes[k].size + t_codes[k].size)
-        batches = [fits[first : first + _pairs.PAIR_LANES] for first in range(0, len(fits), _pairs.PAIR_LANES)]
-        size = max((_pairs.dirs_bytes(max(q_codes[k].size for k in batch), max(t_codes[k].size for k in batch))
+        batches = [fits[first : first + pairs.PAIR_LANES] for first in range(0, len(fits), pairs.PAIR_LANES)]
+        size = max((pairs.dirs_bytes(max(q_codes[k].size for k in batch), max(t_codes[k].size for k in batch))
                     for batch in batches), default=0)
         spaces = [np.empty(size, np.uint8) for _ in range(min(threads, len(batches)))]  # one a thread, reused
 
         def lanes(batch, slot):
-            return _pairs.align_lanes([q_codes[k] for k in batch], [t_codes[k] for k in batch], match, mismatch,
+            return pairs.align_lanes([q_codes[k] for k in batch], [t_codes[k] for k in batch], match, mismatch,
                                       scoring.gap_open, scoring.gap_extend, spaces[slot])
 
         for batch, found in zip(batches, split(lanes, batches, threads, slot=True)):
@@ -197,51 +196,10 @@ def render(q, t, scoring: Scoring, score, ops, qs, qe, ts, te) -> Alignment:
     letters = np.frombuffer(scoring.alphabet, np.uint8)
     columns = np.empty((3, ops.size), np.uint8)
     cigar = np.empty(max(2 * ops.size, 1), np.uint8)  # a run of L columns takes at most L digits and a letter
-    size = _columns(q, t, letters, scoring.matrix, ops, qs, ts, columns, cigar)
+    size = ref.columns(q, t, letters, scoring.matrix, ops, qs, ts, columns, cigar)
     qa, ta, line = (row.tobytes().decode() for row in columns)
     return Alignment(score=score, query_start=qs, query_end=qe, target_start=ts, target_end=te,
                      cigar=cigar[:size].tobytes().decode(), query_aligned=qa, target_aligned=ta, match_line=line)
-
-
-@njit(nogil=True, cache=True)
-def _columns(q, t, letters, matrix, ops, i, j, columns, cigar):
-    """The aligned query, target and match line of ops from (i, j) into columns' rows, and the
-    CIGAR text into cigar; returns the CIGAR's length. Compiled: in Python this cost more than
-    aligning the 1 kbp DNA pairs themselves."""
-    size = 0
-    run = 0
-    for k in range(ops.size):
-        op = ops[k]
-        if op == 0:
-            a, b = letters[q[i]], letters[t[j]]
-            line = 124 if a == b else (43 if matrix[q[i], t[j]] > 0 else 32)
-            i += 1
-            j += 1
-        elif op == 1:
-            a, b, line = letters[q[i]], 45, 32
-            i += 1
-        else:
-            a, b, line = 45, letters[t[j]], 32
-            j += 1
-        columns[0, k], columns[1, k], columns[2, k] = a, b, line
-        run += 1
-        if k + 1 == ops.size or ops[k + 1] != op:
-            size = _write_run(cigar, size, run, op)
-            run = 0
-    return size
-
-
-@njit(nogil=True, cache=True, inline="always")
-def _write_run(out, at, length, op):
-    """'<length><M|I|D>' into out from at; returns the new end."""
-    digits = 1
-    while length >= 10 ** digits:
-        digits += 1
-    for k in range(digits):
-        out[at + digits - 1 - k] = 48 + length % 10
-        length //= 10
-    out[at + digits] = (77, 73, 68)[op]
-    return at + digits + 1
 
 
 def rescore(alignment: Alignment, scoring: Scoring) -> int:
