@@ -86,10 +86,46 @@ def test_a_damaged_cache_file_is_compiled_again(cache, damage):
     else:
         data = b""
     path.write_bytes(bytes(data))
-    assert precompiled._read(path) is None
+    identity = precompiled._identity(QUOTIENT.variants[0])
+    assert precompiled._read(path, identity) is None
     QUOTIENT.variants[0]._function = None
     assert QUOTIENT(values, 3, out) == (1617, 100)
-    assert precompiled._read(path) is not None  # written again, whole
+    assert precompiled._read(path, identity) is not None  # written again, whole
+
+
+def test_a_foreign_cache_file_is_compiled_again(cache):
+    """Another kernel's file, well formed, under this kernel's name (copied, or a name clash) is
+    not linked in its place: its header names what it holds."""
+    values, out = np.arange(100), np.zeros(100, np.int64)
+    assert QUOTIENT(values, 3, out) == (1617, 100)
+    mine = next(cache.rglob("*.o"))
+    for kernel, args in ((MIXED, ((1, np.arange(5, dtype=np.int32)), np.ones((1, 1, 1), np.int16), np.uint8(1),
+                                  np.int16(1), 1.0, np.zeros(5, np.int64))), (QUOTIENT, (values.astype(np.int32), 3, out))):
+        variant = next(v for v in kernel.variants if v.fits(args))
+        other = precompiled._identity(variant)
+        kernel(*args)  # its own file, written
+        theirs = next(p for p in cache.rglob("*.o") if p != mine and precompiled._read(p, other))
+        data = theirs.read_bytes()
+        mine.write_bytes(data)
+        assert precompiled._read(mine, precompiled._identity(QUOTIENT.variants[0])) is None
+        QUOTIENT.variants[0]._function = None
+        assert QUOTIENT(values, 3, out) == (1617, 100) and out[5] == 1  # compiled again, its own results
+        assert precompiled._read(mine, precompiled._identity(QUOTIENT.variants[0])) is not None
+        theirs.unlink()
+
+
+def test_a_file_of_an_older_format_or_other_sources_is_not_read(cache, monkeypatch):
+    """Stale files: the format's first line changed with what a header holds; a source edited
+    changes the cache key, so the directory the kernels are looked up in."""
+    QUOTIENT(np.arange(10), 3, np.zeros(10, np.int64))
+    path = next(cache.rglob("*.o"))
+    data = path.read_bytes()
+    path.write_bytes(data.replace(precompiled._MAGIC, b"seqsift-precompiled 1\n", 1))
+    assert precompiled._read(path, precompiled._identity(QUOTIENT.variants[0])) is None
+    key = precompiled._cache_key()
+    monkeypatch.setattr(precompiled, "_key", None)
+    monkeypatch.setattr(precompiled, "_sources", precompiled.hashlib.sha256(b"an edited source").digest())
+    assert precompiled._cache_key() != key
 
 
 def test_an_unwritable_cache_still_runs(tmp_path, monkeypatch):
@@ -146,7 +182,7 @@ def _planted(cache, monkeypatch, dir_mode=0o700, file_mode=0o600):
     path = sub / f"{QUOTIENT.module}.{QUOTIENT.name}-{tag}.o"
     code = b"planted machine code"
     header = precompiled.json.dumps({"symbol": "planted", "sha256": precompiled.hashlib.sha256(code).hexdigest(),
-                                     "needs": []})
+                                     "needs": [], "kernel": precompiled._identity(variant)})
     path.write_bytes(precompiled._MAGIC + header.encode() + b"\n" + code)
     path.chmod(file_mode)
     return precompiled._cached_object(variant)

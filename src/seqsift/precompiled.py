@@ -52,7 +52,7 @@ from pathlib import Path
 
 import numpy as np
 
-_MAGIC = b"seqsift-precompiled 2\n"
+_MAGIC = b"seqsift-precompiled 3\n"
 # The Numba and llvmlite releases (major.minor) whose internals the loader was checked against.
 CHECKED_WITH = {"numba": "0.68", "llvmlite": "0.50"}
 # Numba's C extension modules the loader takes helpers from: (module, file under numba/ without
@@ -401,16 +401,22 @@ def _cached_object(variant: _Variant) -> tuple[str, bytes, list[str]]:
     tag = hashlib.sha256(f"{variant.signature}/{kernel.results}".encode()).hexdigest()[:12]
     directory = private_dir(f"precompiled-{_cache_key()}")
     path = directory / f"{kernel.module}.{kernel.name}-{tag}.o" if directory else None
-    found = _read(path) if path else None
+    found = _read(path, _identity(variant)) if path else None
     if found is not None:
         return found
     symbol, code, needs = _compile(variant)
     if path:
-        _write(path, symbol, code, needs)
+        _write(path, _identity(variant), symbol, code, needs)
     return symbol, code, needs
 
 
-def _read(path: Path) -> tuple[str, bytes, list[str]] | None:
+def _identity(variant: _Variant) -> str:
+    """What a cache file must say it holds: a file renamed or copied from another kernel's (a
+    foreign file, well formed) is then compiled again, never linked in its place."""
+    return f"{variant.kernel.module}.{variant.kernel.name}({variant.signature})->{variant.kernel.results}"
+
+
+def _read(path: Path, identity: str) -> tuple[str, bytes, list[str]] | None:
     try:
         with open(path, "rb") as f:
             if not trusted_file(f):
@@ -424,17 +430,19 @@ def _read(path: Path) -> tuple[str, bytes, list[str]] | None:
     try:
         header = json.loads(head)
         symbol, digest, needs = str(header["symbol"]), str(header["sha256"]), [str(n) for n in header["needs"]]
+        holds = header["kernel"]
     except (ValueError, KeyError, TypeError):
         return None
-    if not sep or hashlib.sha256(code).hexdigest() != digest:
+    if not sep or holds != identity or hashlib.sha256(code).hexdigest() != digest:
         return None
     return symbol, code, needs
 
 
-def _write(path: Path, symbol: str, code: bytes, needs: list[str]) -> None:
+def _write(path: Path, identity: str, symbol: str, code: bytes, needs: list[str]) -> None:
     """Atomically (a temporary file renamed), so concurrent processes never read half a file;
     an unwritable cache is skipped."""
-    header = json.dumps({"symbol": symbol, "sha256": hashlib.sha256(code).hexdigest(), "needs": needs}).encode()
+    header = json.dumps({"kernel": identity, "symbol": symbol, "sha256": hashlib.sha256(code).hexdigest(),
+                         "needs": needs}).encode()
     try:
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
     except OSError:

@@ -1,0 +1,110 @@
+"""Every engine's precompiled kernels against the Numba dispatchers they were compiled from: each
+engine runs a seeded random workload while every kernel call's arguments are recorded; each call
+is then replayed twice on copies of its arguments, precompiled and through the dispatcher (the
+JIT), and the results and every array written must be identical. The workload must reach every
+kernel the engine has, so a kernel added without a replay here fails."""
+
+import copy
+
+import numpy as np
+import pytest
+
+import seqsift
+from seqsift import precompiled
+from seqsift.precompiled import Kernel
+from tests.scan.test_scan import make_case
+
+CALLS_PER_KERNEL = 6  # replayed per kernel (the first ones of each signature)
+
+
+def _find_workload(rng):
+    text = rng.choice(np.frombuffer(b"ACGT", np.uint8), 300_000).tobytes()
+    for length in (1, 3, 12, 40):
+        at = int(rng.integers(0, len(text) - length))
+        pattern = text[at : at + length]
+        seqsift.find_count(pattern, text, backend="cpu", threads=2)
+        seqsift.find(pattern, text, backend="cpu", threads=1)
+    seqsift.find_count(b"a" * 50, b"a" * 200_000, backend="cpu", threads=1)  # repeats: the KMP hand-over
+
+
+def _scan_workload(rng):
+    seed = int(rng.integers(1 << 30))
+    for alphabet, filter in ((256, "stride"), (4, "table"), (16, "stride")):
+        objects, sigs = make_case(seed, alphabet)
+        seqsift.scan(objects, [h for _, h in sigs] + ["4142??43{2-5}44(45|46)47", "61*6263"], backend="cpu",
+                     threads=2, filter=filter, buffer_size=1 << 12)
+
+
+def _database(sequences, scoring):
+    from seqsift.alignment import Database
+
+    return Database([f"s{k}" for k in range(len(sequences))], sequences, scoring)
+
+
+def _alignment_workload(rng):
+    from seqsift.alignment import align_pairs, dna, matrix, search_database
+
+    protein = np.frombuffer(b"ARNDCQEGHILKMFPSTWYV", np.uint8)
+    db = [rng.choice(protein, int(rng.integers(5, 300))).tobytes() for _ in range(300)]
+    queries = [rng.choice(protein, int(rng.integers(5, 200))).tobytes() for _ in range(3)]
+    search_database(queries + [db[7] * 3], _database(db, matrix("BLOSUM62")), top=3, backend="cpu", threads=1)
+    dna_seqs = [rng.choice(np.frombuffer(b"ACGTN", np.uint8), int(rng.integers(1, 150))).tobytes() for _ in range(40)]
+    align_pairs(dna_seqs[:20], dna_seqs[20:], dna(), backend="cpu", threads=1)
+    big = dna(100, -1, 0, 2)  # 8-bit lanes saturate, then 16-bit ones: both widths, and the 32-bit rescoring
+    long = [rng.choice(np.frombuffer(b"ACGT", np.uint8), 400).tobytes()]
+    search_database(long, _database(long * 3 + dna_seqs[:5], big), top=2, backend="cpu", threads=1)
+    for mode in ("global", "semi-global"):
+        seqsift.align(dna_seqs[0] + dna_seqs[1], dna_seqs[1], dna(), mode)
+
+
+WORKLOADS = {"find": (_find_workload, "seqsift.find._cpu"), "scan": (_scan_workload, "seqsift.scan._cpu"),
+             "alignment": (_alignment_workload, "seqsift.alignment.")}
+
+
+def _record(workload, rng, monkeypatch) -> list[tuple[Kernel, tuple]]:
+    calls, seen = [], {}
+    real = Kernel.__call__
+
+    def record(kernel, *args):
+        key = (kernel.module, kernel.name, tuple(precompiled._describe(a) for a in args))
+        if seen.get(key, 0) < CALLS_PER_KERNEL:
+            seen[key] = seen.get(key, 0) + 1
+            calls.append((kernel, copy.deepcopy(args)))
+        return real(kernel, *args)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(Kernel, "__call__", record)
+        workload(rng)
+    return calls
+
+
+def _arrays(values):
+    for value in values:
+        if isinstance(value, tuple):
+            yield from _arrays(value)
+        elif isinstance(value, np.ndarray):
+            yield value
+
+
+@pytest.mark.parametrize("engine", sorted(WORKLOADS))
+def test_every_kernel_gives_the_dispatchers_results(engine, rng, monkeypatch, tmp_path):
+    monkeypatch.setenv("SEQSIFT_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("SEQSIFT_PRECOMPILED", "1")
+    workload, prefix = WORKLOADS[engine]
+    calls = _record(workload, rng, monkeypatch)
+    for module in precompiled.KERNEL_MODULES:
+        __import__(module)
+    expected = {f"{k.module}.{k.name}" for k in precompiled.KERNELS if k.module.startswith(prefix)}
+    assert expected and {f"{k.module}.{k.name}" for k, _ in calls} == expected  # the workload reaches them all
+    for kernel, args in calls:
+        ours, theirs = copy.deepcopy(args), copy.deepcopy(args)
+        got = kernel(*ours)
+        want = kernel.dispatcher()(*theirs)
+        if isinstance(want, tuple):
+            want = tuple(int(x) for x in want)
+        elif want is not None:
+            want = int(want)
+        assert got == want, kernel
+        for a, b in zip(_arrays(ours), _arrays(theirs)):
+            assert a.tobytes() == b.tobytes(), kernel
+    assert not any(kernel.jit for kernel, _ in calls)  # the precompiled form ran, not a fallback
