@@ -57,11 +57,26 @@ def _alignment_workload(rng):
         seqsift.align(dna_seqs[0] + dna_seqs[1], dna_seqs[1], dna(), mode)
 
 
-WORKLOADS = {"find": (_find_workload, "seqsift.find._cpu"), "scan": (_scan_workload, "seqsift.scan._cpu"),
-             "alignment": (_alignment_workload, "seqsift.alignment.")}
+def _fmindex_workload(rng, tmp_path):
+    from seqsift.cli import main
+
+    genome = rng.choice(np.frombuffer(b"ACGT", np.uint8), 20_000)
+    genome[5000:5100] = ord("N")
+    (tmp_path / "ref.fa").write_bytes(b">a\n" + genome[:12_000].tobytes() + b"\n>b\n" + genome[12_000:].tobytes() * 2 + b"\n")
+    assert main(["index", str(tmp_path / "ref.fa"), "-o", str(tmp_path / "ref.ssx"), "-q"]) == 0
+    assert main(["simulate", str(tmp_path / "ref.fa"), "-n", "300", "--length", "40", "--error-rate", "0.02",
+                 "--seed", "5", "-o", str(tmp_path / "reads.fq"), "-q"]) == 0
+    for extra in ([], ["--format", "sam"], ["-e", "2"], ["-e", "1", "--distance", "hamming", "--format", "sam"]):
+        assert main(["search", str(tmp_path / "ref.ssx"), str(tmp_path / "reads.fq"), "-o", str(tmp_path / "out"), "-q",
+                     *extra]) == 0
 
 
-def _record(workload, rng, monkeypatch) -> list[tuple[Kernel, tuple]]:
+WORKLOADS = {"find": (_find_workload, ("seqsift.find._cpu",)), "scan": (_scan_workload, ("seqsift.scan._cpu",)),
+             "alignment": (_alignment_workload, ("seqsift.alignment.",)),
+             "fmindex": (_fmindex_workload, ("seqsift.fmindex.", "seqsift.io."))}
+
+
+def _record(workload, monkeypatch) -> list[tuple[Kernel, tuple]]:
     calls, seen = [], {}
     real = Kernel.__call__
 
@@ -74,7 +89,7 @@ def _record(workload, rng, monkeypatch) -> list[tuple[Kernel, tuple]]:
 
     with monkeypatch.context() as patch:
         patch.setattr(Kernel, "__call__", record)
-        workload(rng)
+        workload()
     return calls
 
 
@@ -90,11 +105,11 @@ def _arrays(values):
 def test_every_kernel_gives_the_dispatchers_results(engine, rng, monkeypatch, tmp_path):
     monkeypatch.setenv("SEQSIFT_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("SEQSIFT_PRECOMPILED", "1")
-    workload, prefix = WORKLOADS[engine]
-    calls = _record(workload, rng, monkeypatch)
+    workload, prefixes = WORKLOADS[engine]
+    calls = _record(lambda: workload(rng, tmp_path) if engine == "fmindex" else workload(rng), monkeypatch)
     for module in precompiled.KERNEL_MODULES:
         __import__(module)
-    expected = {f"{k.module}.{k.name}" for k in precompiled.KERNELS if k.module.startswith(prefix)}
+    expected = {f"{k.module}.{k.name}" for k in precompiled.KERNELS if k.module.startswith(prefixes)}
     assert expected and {f"{k.module}.{k.name}" for k, _ in calls} == expected  # the workload reaches them all
     for kernel, args in calls:
         ours, theirs = copy.deepcopy(args), copy.deepcopy(args)

@@ -16,6 +16,9 @@ rows of diverged copies are located only to be rejected, so walks are many where
 
 Memoization (the GEM paper, 4.2.1 and D5, strategy B2): the BWT interval of every k-mer, filled
 completely at build time, replaces the last k steps of every backward search.
+
+The passes over the text and the suffix array are _build_cpu.py's kernels, called precompiled
+(precompiled.py), so building an index imports no Numba once they are built.
 """
 
 from __future__ import annotations
@@ -23,15 +26,23 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
 from pydivsufsort import divsufsort
 
 from seqsift.errors import UsageError
-from seqsift.intrinsics import prefetch
 from seqsift.fmindex.layout import MAX_KMER, MAX_TEXT, NARROW, WORDS, IndexArrays
 from seqsift.fmindex.reference import Reference
+from seqsift.precompiled import Kernel
 
 AHEAD = 16  # rows whose text is prefetched ahead in the passes over the suffix array, which read the text at random
+_CPU = "seqsift.fmindex._build_cpu"
+_SA = ("int32", "int64")  # the suffix array's type, as pydivsufsort chooses it for the length
+_POSITIONS = ("uint32", "uint64")  # narrow or wide samples and k-mer rows
+# text, sa, sa_sample, repeat_sample, width, blocks -> the number of marks
+_FILL_BLOCKS = Kernel(_CPU, "fill_blocks", *(f"uint8[:] {sa}[:] int64 int64 int64 uint64[:,:]" for sa in _SA), results=1)
+_FILL_SAMPLES = Kernel(_CPU, "fill_samples", *(f"uint64[:,:] {sa}[:] {p}[:]" for sa in _SA for p in _POSITIONS))
+_FILL_KMER_TABLE = Kernel(_CPU, "fill_kmer_table", *(f"uint8[:] {sa}[:] int64 {p}[:,:]" for sa in _SA for p in _POSITIONS))
+_SYMBOL_COUNTS = Kernel(_CPU, "symbol_counts", "uint8[:] int64[:]")
+_PACK = Kernel(_CPU, "pack", "uint8[:] uint8[:]")
 KMER_CAP = 12  # the default never exceeds 128 MiB of table (docs/benchmarks.md: k=10-12 beat k=9 since the search is compute-bound)
 
 
@@ -45,18 +56,6 @@ def default_kmer(n: int) -> int:
     while k < KMER_CAP and 4 ** (k + 2) <= n:
         k += 1
     return k
-
-
-@njit(inline="always")
-def _same_window(text, p, q, width):
-    """Are the `width` symbols from text positions p and q the same bases ('#' and '$' match nothing)?"""
-    if max(p, q) + width > text.size:
-        return False
-    for t in range(width):
-        c = text[p + t]
-        if c < 2 or c != text[q + t]:
-            return False
-    return True
 
 
 DENSE_REPEATS_UP_TO = 1 << 27  # bases: marking every 4th base costs at most 128 MiB of 4-byte samples up to here
@@ -77,101 +76,10 @@ def repeat_window(n: int) -> int:
     return math.ceil(math.log(max(n, 4), 4)) + 4
 
 
-@njit(inline="always")
-def _marked(text, sa, r, symbol, sa_sample, repeat_sample, width):
-    """Is row r sampled? Its suffix starts at a multiple of sa_sample, or at a multiple of
-    repeat_sample inside a repeat (its first `width` bases shared with a neighbouring suffix, so
-    they occur elsewhere too), or its BWT symbol is '#' or '$'."""
-    p = sa[r]
-    if symbol < 2 or p % sa_sample == 0:
-        return True
-    if repeat_sample == 0 or p % repeat_sample:
-        return False
-    return (r > 0 and _same_window(text, p, sa[r - 1], width)) or (r + 1 < sa.size and _same_window(text, p, sa[r + 1], width))
-
-
-@njit(cache=True)
-def _fill_blocks(text, sa, sa_sample, repeat_sample, width, blocks):
-    """One pass over the BWT (each row's symbol read from the text, so no BWT array is built): per
-    64-row block the counts before it (two per word), one bitmap per base, the marks and the marks
-    before it. Returns the number of marks."""
-    counts = np.zeros(4, np.uint64)
-    total = np.uint64(0)
-    n = sa.size
-    base = np.uint64(text.ctypes.data)
-    for blk in range(blocks.shape[0]):
-        blocks[blk, 0] = counts[0] | (counts[1] << np.uint64(32))
-        blocks[blk, 1] = counts[2] | (counts[3] << np.uint64(32))
-        blocks[blk, 7] = total
-        for r in range(blk * 64, min(blk * 64 + 64, n)):
-            if r + AHEAD < n:
-                prefetch(base + np.uint64(sa[r + AHEAD]))
-            bit = np.uint64(1) << np.uint64(r & 63)
-            p = sa[r]
-            symbol = np.int64(text[p - 1 if p > 0 else n - 1])  # the whole text is preceded by its last symbol, '$'
-            b = symbol - 2
-            if b >= 0:
-                blocks[blk, 2 + b] |= bit
-                counts[b] += np.uint64(1)
-            if _marked(text, sa, r, symbol, sa_sample, repeat_sample, width):
-                blocks[blk, 6] |= bit
-                total += np.uint64(1)
-    return total
-
-
-@njit(cache=True)
-def _fill_samples(blocks, sa, samples):
-    """The text position of every marked row, in row order."""
-    k = 0
-    for r in range(sa.size):
-        if (blocks[r >> 6, 6] >> np.uint64(r & 63)) & np.uint64(1):
-            samples[k] = sa[r]
-            k += 1
-
-
-@njit(cache=True)
-def _fill_kmer_table(text, sa, k, table):
-    """[lo, hi) of every k-mer: the rows whose suffix starts with it are contiguous in the SA, so one
-    pass in row order finds each k-mer's first and last row."""
-    n = text.size
-    base = np.uint64(text.ctypes.data)
-    for r in range(n):
-        if r + AHEAD < n:
-            prefetch(base + np.uint64(sa[r + AHEAD]))
-        p = sa[r]
-        if p + k > n:
-            continue
-        code = 0
-        for t in range(k):
-            c = np.int64(text[p + t])
-            if c < 2:
-                code = -1
-                break
-            code = code * 4 + (c - 2)
-        if code < 0:
-            continue
-        if table[code, 1] == 0:
-            table[code, 0] = r
-        table[code, 1] = r + 1
-
-
-@njit(cache=True)
-def _symbol_counts(text):
-    """Occurrences of each symbol code 0-5 (np.bincount would first copy the text to 8 bytes a symbol)."""
-    counts = np.zeros(6, np.int64)
-    for c in text:
-        counts[c] += 1
-    return counts
-
-
-@njit(cache=True)
-def _pack(text):
-    """The text 4 bases a byte, first base in the low bits; '#' and '$' as A (the gaps say where they are)."""
+def _packed(text: np.ndarray) -> np.ndarray:
+    """The text 4 bases a byte (_build_cpu.pack)."""
     packed = np.zeros((text.size + 3) // 4, np.uint8)
-    for i in range(text.size):
-        c = text[i]
-        if c >= 2:
-            packed[i >> 2] |= np.uint8((c - 2) << (2 * (i & 3)))
+    _PACK(text, packed)
     return packed
 
 
@@ -198,7 +106,8 @@ def build_arrays(reference: Reference, sa_sample: int = 32, repeat_sample: int |
         text = text.copy()
     if n > MAX_TEXT:
         raise UsageError(f"the reference holds {n:,} symbols; this index format takes at most {MAX_TEXT:,}")
-    symbol_counts = _symbol_counts(text)
+    symbol_counts = np.zeros(6, np.int64)
+    _SYMBOL_COUNTS(text, symbol_counts)
     if symbol_counts[2:].max() > NARROW:
         raise UsageError("one base occurs more than 2^32 - 1 times: the rank blocks' 32-bit counts cannot hold it")
     wide = n > NARROW if wide is None else wide
@@ -210,11 +119,11 @@ def build_arrays(reference: Reference, sa_sample: int = 32, repeat_sample: int |
     repeat_sample = repeat_sample if repeat_sample < sa_sample else 0
     window = repeat_window(n) if repeat_sample else 0
     blocks = np.zeros((n // 64 + 1, WORDS), np.uint64)
-    samples = np.empty(int(_fill_blocks(text, sa, sa_sample, repeat_sample, window, blocks)), positions)
-    _fill_samples(blocks, sa, samples)
+    samples = np.empty(_FILL_BLOCKS(text, sa, sa_sample, repeat_sample, window, blocks), positions)
+    _FILL_SAMPLES(blocks, sa, samples)
     table = np.zeros((4**k, 2), positions)
-    _fill_kmer_table(text, sa, k, table)
+    _FILL_KMER_TABLE(text, sa, k, table)
     del sa  # the largest array: gone before the packing and the gap scan make theirs
     C = np.cumsum(symbol_counts)[1:5].astype(np.int64)  # symbols below A, C, G, T
-    return IndexArrays(blocks=blocks, C=C, samples=samples, kmer_table=table, packed=_pack(text), gaps=_gaps(text),
+    return IndexArrays(blocks=blocks, C=C, samples=samples, kmer_table=table, packed=_packed(text), gaps=_gaps(text),
                        n=n, sa_sample=sa_sample, repeat_sample=repeat_sample, repeat_window=window, kmer=k)
