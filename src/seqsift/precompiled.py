@@ -567,7 +567,8 @@ def _loader() -> _Loader:
 KERNELS: list = []
 KERNEL_MODULES = ("seqsift.find.cpu", "seqsift.scan.kernels", "seqsift.alignment.lanes", "seqsift.alignment.pairs",
                   "seqsift.alignment.reference", "seqsift.fmindex.build", "seqsift.fmindex.query", "seqsift.fmindex.ssx",
-                  "seqsift.fmindex.output", "seqsift.fmindex.approx_output", "seqsift.fmindex.verify", "seqsift.io.reads")
+                  "seqsift.fmindex.output", "seqsift.fmindex.approx_output", "seqsift.fmindex.verify",
+                  "seqsift.fmindex.windows", "seqsift.io.reads")
 
 
 def build_all() -> list[str]:
