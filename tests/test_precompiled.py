@@ -293,13 +293,73 @@ def test_every_module_making_kernels_is_built_by_the_cache_build():
     assert making == set(precompiled.KERNEL_MODULES)
 
 
-def test_the_cache_build_compiles_every_kernel(tmp_path):
-    for module in precompiled.KERNEL_MODULES:
-        importlib.import_module(module)
-    env = dict(os.environ, SEQSIFT_CACHE_DIR=str(tmp_path / "cache"))
+@pytest.fixture(scope="module")
+def built_cache(tmp_path_factory):
+    """A cache built as `make` builds it (`python -m seqsift.precompiled`): (its directory, the
+    build's output)."""
+    cache = tmp_path_factory.mktemp("built") / "cache"
+    env = dict(os.environ, SEQSIFT_CACHE_DIR=str(cache))
     run = subprocess.run([sys.executable, "-m", "seqsift.precompiled"], env=env, capture_output=True, text=True,
                          timeout=1800)
     assert run.returncode == 0, run.stderr
-    built = int(run.stdout.split()[0])
-    files = list((tmp_path / "cache").rglob("*.o"))
+    return cache, run.stdout
+
+
+def test_the_cache_build_compiles_every_kernel(built_cache):
+    for module in precompiled.KERNEL_MODULES:
+        importlib.import_module(module)
+    cache, output = built_cache
+    built = int(output.split()[0])
+    files = list(cache.rglob("*.o"))
     assert built == len(files) == sum(len(k.variants) for k in precompiled.KERNELS if k not in (QUOTIENT, MIXED))
+
+
+TINY = {  # a command on tiny inputs, made by tiny_inputs
+    "find": ["find", "ACG", "{tmp}/tiny.txt"],
+    "find -c several": ["find", "-c", "-e", "ACG", "-e", "GTT", "-e", "TTG", "{tmp}/tiny.txt"],
+    "scan": ["scan", "--no-summary", "--db", "{tmp}/sigs.ndb", "{tmp}/tiny.txt"],
+    "align": ["align", "--dna", "{tmp}/pair.fa", "{tmp}/pair.fa"],
+    "align pairs": ["align", "--outfmt", "pair", "--mode", "global", "{tmp}/pair.fa", "{tmp}/pair.fa"],
+    "align protein": ["align", "{tmp}/protein.fa", "{tmp}/protein.fa"],
+    "index": ["index", "{tmp}/ref.fa", "-o", "{tmp}/other.ssx"],
+    "search": ["search", "{tmp}/ref.ssx", "{tmp}/reads.fq"],
+    "search -e 1": ["search", "-e", "1", "{tmp}/ref.ssx", "{tmp}/reads.fq"],
+    "check": ["check", "{tmp}/ref.fa", "{tmp}/hits.tsv", "{tmp}/reads.fq"],
+}
+
+
+@pytest.fixture(scope="module")
+def tiny_inputs(tmp_path_factory, built_cache):
+    tmp = tmp_path_factory.mktemp("tiny")
+    (tmp / "tiny.txt").write_bytes(b"xxACGTTGxxABCDxx\n")
+    (tmp / "sigs.ndb").write_text("Test.Sig:0:*:41424344\n")
+    (tmp / "pair.fa").write_text(">q\nACGTACGTTTGACCAGT\n>t\nGGGACGTACGTTGACC\n")
+    (tmp / "protein.fa").write_text(">p\nMKTAYIAKQRQISFVKSHFSRQ\n>r\nMKTAHIAKQRQISFVK\n")
+    genome = "".join("ACGT"[(k * 7 + k // 5) % 4] for k in range(400))
+    (tmp / "ref.fa").write_text(f">r\n{genome}\n")
+    (tmp / "reads.fq").write_text("".join(f"@r{k}\n{genome[40 * k:40 * k + 30]}\n+\n{'I' * 30}\n" for k in range(3)))
+    env = dict(os.environ, SEQSIFT_CACHE_DIR=str(built_cache[0]))
+    for argv in (["index", str(tmp / "ref.fa"), "-o", str(tmp / "ref.ssx")],
+                 ["search", str(tmp / "ref.ssx"), str(tmp / "reads.fq"), "-o", str(tmp / "hits.tsv")]):
+        subprocess.run([sys.executable, "-m", "seqsift", *argv, "-q"], env=env, check=True, timeout=600)
+    return tmp
+
+
+@pytest.mark.parametrize("command", sorted(TINY))
+def test_a_command_imports_no_numba_once_the_kernels_are_built(command, tiny_inputs, built_cache):
+    """Issue 26: no command on the CPU imports Numba or compiles once `make` built the kernels;
+    the output is the JIT's (SEQSIFT_PRECOMPILED=0)."""
+    argv = [word.format(tmp=tiny_inputs) for word in TINY[command]]
+    script = ("import sys; from seqsift import cli; code = cli.main(sys.argv[1:]); sys.stdout.flush(); "
+              "sys.stderr.write('numba imported\\n' if 'numba' in sys.modules else 'numba not imported\\n')")
+    outputs = []
+    for switch in ("1", "0"):
+        env = dict(os.environ, SEQSIFT_CACHE_DIR=str(built_cache[0]), SEQSIFT_PRECOMPILED=switch)
+        run = subprocess.run([sys.executable, "-c", script, *argv, "-q"], env=env, capture_output=True, text=True,
+                             timeout=600)
+        assert run.returncode in (0, 1), run.stderr
+        assert run.stderr.endswith("numba not imported\n" if switch == "1" else "numba imported\n"), run.stderr
+        outputs.append(run.stdout)
+    if command == "index":
+        return  # its output is the index file, written in turn
+    assert outputs[0] == outputs[1] and outputs[0]
