@@ -20,6 +20,7 @@ from seqsift.errors import InputError, UsageError
 from seqsift.find.plan import SearchPlan, make_plan, reverse_complement
 from seqsift.io.chunks import ArrayStream, ChunkReader, iter_chunks
 from seqsift.io.fastx import FOLD, SequenceBatch, read_batches
+from seqsift.io.mapped import MappedFile, open_mapped
 from seqsift.io.openers import display_name, open_binary
 from seqsift.io.pack import Filled, PackedObject, Packer, regular_size
 
@@ -237,6 +238,9 @@ class FindJob:
                 yield base, data[base : base + step + len(self.pattern) - 1]
             return
         size = regular_size(source) if isinstance(source, (str, os.PathLike)) else None
+        if size is not None and size > PACK_FILE_MAX and (mapped := open_mapped(source, PACK_FILE_MAX)) is not None:
+            yield from self._mapped_chunks(source, mapped)
+            return
         if size is not None and size <= self.chunk_size:  # one read, no reader thread
             path = os.fspath(source)
             packer = Packer(iter([PackedObject(0, path, path)]), self.chunk_size, 0)
@@ -253,16 +257,36 @@ class FindJob:
                 self._buffers = [np.empty(reader.buffer_size, np.uint8) for _ in range(2)]
             yield from iter_chunks(reader, buffers=self._buffers)
 
+    def _mapped_chunks(self, path: str | os.PathLike, mapped: MappedFile) -> Iterator[tuple[int, np.ndarray]]:
+        """Chunks of a memory-mapped file as views of the map (io.mapped), laid out as those of
+        an in-memory source; if a writer starts waiting on the file, the map is given up before
+        the next chunk and the rest is read from the file (what a file changing while read gives)."""
+        m, step = len(self.pattern), self.chunk_size
+        with mapped:
+            for base in range(0, max(mapped.size - m + 1, 1), step):
+                if not mapped.intact:
+                    break
+                yield base, mapped.data[base : base + step + m - 1]
+            else:
+                return
+        with self._reader(path, None, offset=base) as reader:
+            if self._buffers is None or self._buffers[0].size != reader.buffer_size:
+                self._buffers = [np.empty(reader.buffer_size, np.uint8) for _ in range(2)]
+            yield from iter_chunks(reader, buffers=self._buffers)
+
     @contextlib.contextmanager
-    def _reader(self, source: Source, data: np.ndarray | None) -> Iterator[ChunkReader]:
-        """A ChunkReader over any source; a file opened here from a path is closed after."""
+    def _reader(self, source: Source, data: np.ndarray | None, offset: int = 0) -> Iterator[ChunkReader]:
+        """A ChunkReader over any source; a file opened here from a path is closed after. With an
+        offset (a path only), the file is read from there on."""
         overlap = len(self.pattern) - 1
         if data is not None:
             yield ChunkReader(ArrayStream(data), self.chunk_size, overlap, "(memory)")
         elif isinstance(source, (str, os.PathLike)):
             stream = open_binary(source)
             try:
-                yield ChunkReader(stream, self.chunk_size, overlap, display_name(source))
+                if offset:
+                    stream.seek(offset)
+                yield ChunkReader(stream, self.chunk_size, overlap, display_name(source), offset)
             finally:
                 if stream is not sys.stdin.buffer:
                     stream.close()
