@@ -33,13 +33,12 @@ from pathlib import Path
 import numpy as np
 
 import seqsift
-from benchlib import bench_args, cpu_name, tool_version
+from benchlib import bench_args, cpu_name, shared_data, tool_version
 from seqsift.alignment import Database, align_pairs, dna, matrix
 from seqsift.alignment.database import scores
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "bench-data"
-SHARED = ROOT.parent / "shared" / "data"
 
 
 def read_fasta(path: Path) -> list[tuple[str, str]]:
@@ -86,8 +85,8 @@ def in_rounds(tools: dict, runs: int) -> tuple[dict, dict]:
 def protein_search(runs: int) -> tuple[list[dict], list[dict]]:
     import parasail
 
-    db_records = read_fasta(SHARED / "proteins_db.fa.gz")
-    queries = pick_queries(read_fasta(SHARED / "proteins_query.fa.gz"))
+    db_records = read_fasta(shared_data("proteins_db.fa.gz"))
+    queries = pick_queries(read_fasta(shared_data("proteins_query.fa.gz")))
     scoring = matrix("BLOSUM62", 11, 1)
     start = time.perf_counter()
     db = Database([n for n, _ in db_records], [s for _, s in db_records], scoring)
