@@ -21,7 +21,7 @@ from seqsift.find.plan import SearchPlan, make_plan, reverse_complement
 from seqsift.io.chunks import ArrayStream, ChunkReader, iter_chunks
 from seqsift.io.fastx import FOLD, SequenceBatch, read_batches
 from seqsift.io.mapped import MappedFile, open_mapped
-from seqsift.io.openers import display_name, open_binary
+from seqsift.io.openers import STDIN, display_name, open_binary, stdin_file
 from seqsift.io.pack import Filled, PackedObject, Packer, regular_size
 
 DEFAULT_CHUNK_SIZE = 64 << 20
@@ -244,6 +244,10 @@ class FindJob:
                 yield base, data[base : base + step + len(self.pattern) - 1]
             return
         size = regular_size(source) if isinstance(source, (str, os.PathLike)) else None
+        redirected = stdin_file() if str(source) == STDIN else None  # `< file`: mapped as the file is
+        if redirected is not None and (mapped := open_mapped(redirected, PACK_FILE_MAX + 1)) is not None:
+            yield from self._mapped_chunks(source, mapped)
+            return
         if size is not None and size > PACK_FILE_MAX and (mapped := open_mapped(source, PACK_FILE_MAX)) is not None:
             yield from self._mapped_chunks(source, mapped)
             return
