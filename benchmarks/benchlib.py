@@ -13,8 +13,12 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def shared_data(name: str) -> Path:
-    """A public data file: from ../shared/data beside the checkout, else the copy under tests/data."""
-    for folder in (ROOT.parent / "shared" / "data", ROOT / "tests" / "data"):
+    """A public data file: from $SEQSIFT_SHARED_DATA or ../shared/data beside the checkout, else
+    the subset under tests/data (tests/data/README.md says which part of the file each holds)."""
+    import os
+
+    folders = [Path(os.environ["SEQSIFT_SHARED_DATA"])] if os.environ.get("SEQSIFT_SHARED_DATA") else []
+    for folder in (*folders, ROOT.parent / "shared" / "data", ROOT / "tests" / "data"):
         if (folder / name).exists():
             return folder / name
     raise SystemExit(f"{name}: not in ../shared/data nor tests/data")
