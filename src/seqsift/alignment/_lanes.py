@@ -94,6 +94,19 @@ def run_batch(query: np.ndarray, profile: np.ndarray, chunk_columns: np.ndarray,
     return best
 
 
+@njit(nogil=True, cache=True, boundscheck=False)
+def _fill_profile(profile, scores, codes, used):
+    """profile[c, a, lane] = scores[a, codes[c, lane]] for the used lanes: one pass writing the
+    profile in order (numpy's gather, transpose and padding mask took 4x as long at 8 bits: 20,000
+    proteins, 0.45 -> 0.11 s, 2026-12-01; what a whole 'seqsift align' of a few queries spends)."""
+    columns, letters, _ = profile.shape
+    for c in range(columns):
+        for a in range(letters):
+            row = scores[a]
+            for lane in range(used):
+                profile[c, a, lane] = row[codes[c, lane]]
+
+
 def batch_profile(matrix: np.ndarray, targets: list[np.ndarray], bits: int = 16) -> tuple[np.ndarray, np.ndarray]:
     """(profile (columns, alphabet, LANES), chunk_columns) for up to LANES target code arrays at
     `bits`: chunk_columns[k] is the longest target in the k-th chunk_lanes(bits) lanes (0 when
@@ -104,15 +117,14 @@ def batch_profile(matrix: np.ndarray, targets: list[np.ndarray], bits: int = 16)
     used = -(-len(targets) // chunk) * chunk  # lanes of chunks holding a target; the rest is never read
     columns = max((t.size for t in targets), default=0)
     columns += columns % 2  # the kernel takes columns in pairs: a last odd one is paired with padding
-    codes = np.zeros((columns, used), np.int64)
-    pad = np.ones((columns, used), bool)
+    letters = matrix.shape[0]
+    codes = np.full((columns, used), letters, np.uint8)  # code `letters`: past the lane's target
     lengths = np.zeros(LANES, np.int64)
     for lane, t in enumerate(targets):
         codes[: t.size, lane] = t
-        pad[: t.size, lane] = False
         lengths[lane] = t.size
-    profile = np.empty((columns, matrix.shape[0], LANES), dtype)
-    scores = matrix.astype(np.int64) + (bias(matrix) if bits == 8 else 0)
-    profile[:, :, :used] = scores.astype(dtype)[:, codes].transpose(1, 0, 2)
-    profile[:, :, :used][np.broadcast_to(pad[:, None, :], (columns, matrix.shape[0], used))] = pad_score
+    scores = np.full((letters, letters + 1), pad_score, dtype)  # the extra column: PAD for padding
+    scores[:, :letters] = matrix.astype(np.int64) + (bias(matrix) if bits == 8 else 0)
+    profile = np.empty((columns, letters, LANES), dtype)
+    _fill_profile(profile, scores, codes, used)
     return profile, lengths.reshape(-1, chunk).max(axis=1)
