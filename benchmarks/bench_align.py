@@ -311,7 +311,8 @@ def whole_processes(runs: int) -> dict:
     tiny = {t + " (tiny)": argv[:-2] + [str(tiny_q), str(tiny_db)] if not t.startswith("parasail_aligner") else aligner(tiny_q, tiny_db)
             for t, argv in commands.items()}
     protein = process_rounds({**commands, **tiny}, runs)
-    hits = {t: {tuple(line.split(b"\t")) for line in protein[t]["stdout"].splitlines()} for t in commands if "Python" in t or "seqsift" in t}
+    hits = {t: {tuple(line.split(b"\t")) for line in protein[t]["stdout"].splitlines()}
+            for t in commands if "Python" in t or "seqsift" in t}
     cells = sum(len(s) for _, s in queries) * sum(len(s) for _, s in db_records)
     result = {"protein": {t: {k: v for k, v in e.items() if k != "stdout"} for t, e in protein.items()}, "database": db_note,
               "protein_cells": cells, "protein_same_top_scores": _same_scores(*hits.values())}
