@@ -15,6 +15,14 @@
 
     python benchmarks/bench_align.py [--runs 3] [--only dna] [--render bench-data/bench_align.json]
 
+--whole times whole processes only, one thread, in rounds, wall and CPU seconds, each also on a
+tiny input (its fixed cost): `seqsift align -t 1` against parasail_aligner -t 1 (striped, 8 then
+16 bit) and a script of parasail's Python sw_striped_profile_sat, 5 queries against the 20,000
+proteins; and a script of seqsift.alignment.align_pairs against one of parasail's
+sw_trace_striped_16 and sw_trace_scan_16 with get_traceback(), on the 2,000 DNA pairs.
+
+    python benchmarks/bench_align.py --whole [--runs 5]
+
 Peers: pip install parasail (the bench extra), apt-get install parasail ssw-align.
 """
 
@@ -33,13 +41,12 @@ from pathlib import Path
 import numpy as np
 
 import seqsift
-from benchlib import bench_args, cpu_name, tool_version
+from benchlib import bench_args, cpu_name, process_rounds, ratio, shared_data, tool_version
 from seqsift.alignment import Database, align_pairs, dna, matrix
 from seqsift.alignment.database import scores
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "bench-data"
-SHARED = ROOT.parent / "shared" / "data"
 
 
 def read_fasta(path: Path) -> list[tuple[str, str]]:
@@ -86,8 +93,8 @@ def in_rounds(tools: dict, runs: int) -> tuple[dict, dict]:
 def protein_search(runs: int) -> tuple[list[dict], list[dict]]:
     import parasail
 
-    db_records = read_fasta(SHARED / "proteins_db.fa.gz")
-    queries = pick_queries(read_fasta(SHARED / "proteins_query.fa.gz"))
+    db_records = read_fasta(shared_data("proteins_db.fa.gz"))
+    queries = pick_queries(read_fasta(shared_data("proteins_query.fa.gz")))
     scoring = matrix("BLOSUM62", 11, 1)
     start = time.perf_counter()
     db = Database([n for n, _ in db_records], [s for _, s in db_records], scoring)
@@ -237,12 +244,141 @@ def dna_pairs(runs: int, count: int = 2000) -> list[dict]:
     return rows
 
 
+PARASAIL_SEARCH = """
+import sys, gzip, parasail
+def fasta(path):
+    name, seq, out = None, [], []
+    for line in (gzip.open(path, "rt") if path.endswith(".gz") else open(path)):
+        if line.startswith(">"):
+            if name is not None: out.append((name, "".join(seq)))
+            name, seq = line[1:].split()[0], []
+        else: seq.append(line.strip().upper())
+    if name is not None: out.append((name, "".join(seq)))
+    return out
+db = fasta(sys.argv[2])
+for qname, q in fasta(sys.argv[1]):
+    profile = parasail.profile_create_sat(q, parasail.blosum62)
+    scored = sorted(((parasail.sw_striped_profile_sat(profile, s, 12, 1).score, n) for n, s in db), reverse=True)[:10]
+    print("\\n".join(f"{qname}\\t{n}\\t{score}" for score, n in scored))
+"""
+
+SEQSIFT_PAIRS = """
+import sys
+from seqsift.alignment import align_pairs, dna
+lines = open(sys.argv[1]).read().split()
+for a in align_pairs(lines[0::2], lines[1::2], dna(1, -1, 0, 2), threads=1):
+    print(a.score, a.cigar, a.query_aligned, a.match_line, a.target_aligned)
+"""
+
+PARASAIL_PAIRS = """
+import sys, parasail
+lines = open(sys.argv[1]).read().split()
+align = getattr(parasail, sys.argv[2])
+matrix = parasail.matrix_create("ACGT", 1, -1)
+for q, t in zip(lines[0::2], lines[1::2]):
+    r = align(q, t, 2, 2, matrix)
+    tb = r.get_traceback()
+    print(r.score, r.cigar.decode.decode() if hasattr(r.cigar.decode, "decode") else r.cigar.decode, tb.query, tb.comp, tb.ref)
+"""
+
+
+def whole_processes(runs: int) -> dict:
+    """The protein search and the DNA pairs as whole processes, one thread, each tool also on a
+    tiny input; scores checked equal (the protein hits as sets of (query, target, score))."""
+    import sys
+
+    db_records = read_fasta(shared_data("proteins_db.fa.gz"))
+    db_note = f"{len(db_records):,} proteins of {shared_data('proteins_db.fa.gz')}"
+    if len(db_records) < 20_000:  # the subset under tests/data: repeated to the database's 20,000
+        db_note += ", repeated to 20,000"
+        db_records = [(f"{n}.{k}", s) for k in range(-(-20_000 // len(db_records))) for n, s in db_records][:20_000]
+    queries = pick_queries(read_fasta(shared_data("proteins_query.fa.gz")), count=5)
+    q_path, db_path, tiny_q, tiny_db = (DATA / name for name in ("whole_q.fa", "whole_db.fa", "tiny_q.fa", "tiny_db.fa"))
+    q_path.write_text("".join(f">{n}\n{s}\n" for n, s in queries))
+    db_path.write_text("".join(f">{n}\n{s}\n" for n, s in db_records))
+    tiny_q.write_text("".join(f">{n}\n{s}\n" for n, s in queries[:1]))  # the same kernels, on 20 sequences
+    tiny_db.write_text("".join(f">{n}\n{s}\n" for n, s in db_records[:20]))
+    seqsift_cmd = [sys.executable, "-m", "seqsift", "align", "-q", "-t", "1", "--top", "10", "--evalue", "1e9",
+                   "--outfmt", "6 qseqid sseqid score"]
+
+    def aligner(q, d):
+        return ["sh", "-c", f"parasail_aligner -a sw_striped_profile_sat -x -t 1 -o 12 -e 1 -m blosum62 -f {d} "
+                            f"-g {DATA / 'parasail_whole.out'} < {q}"]
+
+    commands = {"seqsift align -t 1": seqsift_cmd + [str(q_path), str(db_path)],
+                "parasail_aligner -t 1 (sat)": aligner(q_path, db_path),
+                "parasail Python sat (script)": [sys.executable, "-c", PARASAIL_SEARCH, str(q_path), str(db_path)]}
+    tiny = {t + " (tiny)": argv[:-2] + [str(tiny_q), str(tiny_db)] if not t.startswith("parasail_aligner") else aligner(tiny_q, tiny_db)
+            for t, argv in commands.items()}
+    protein = process_rounds({**commands, **tiny}, runs)
+    hits = {t: {tuple(line.split(b"\t")) for line in protein[t]["stdout"].splitlines()}
+            for t in commands if "Python" in t or "seqsift" in t}
+    cells = sum(len(s) for _, s in queries) * sum(len(s) for _, s in db_records)
+    result = {"protein": {t: {k: v for k, v in e.items() if k != "stdout"} for t, e in protein.items()}, "database": db_note,
+              "protein_cells": cells, "protein_same_top_scores": _same_scores(*hits.values())}
+
+    rng = np.random.default_rng(11)
+    letters = np.frombuffer(b"ACGT", np.uint8)
+    pairs_path, tiny_pairs = DATA / "whole_pairs.txt", DATA / "tiny_pairs.txt"
+    with open(pairs_path, "w") as out:
+        for _ in range(2000):
+            q = rng.integers(0, 4, int(rng.integers(900, 1100))).astype(np.uint8)
+            out.write(f"{letters[q].tobytes().decode()}\n{letters[mutate(q, rng, 0.1)].tobytes().decode()}\n")
+    tiny_pairs.write_text("".join(pairs_path.read_text().splitlines(keepends=True)[:4]))  # two of the pairs
+    pair_tools = {"seqsift align_pairs (script)": [sys.executable, "-c", SEQSIFT_PAIRS],
+                  "parasail sw_trace_striped_16 (script)": [sys.executable, "-c", PARASAIL_PAIRS, "", "sw_trace_striped_16"],
+                  "parasail sw_trace_scan_16 (script)": [sys.executable, "-c", PARASAIL_PAIRS, "", "sw_trace_scan_16"]}
+    def with_input(argv, path):
+        return [a if a != "" else str(path) for a in argv] if "" in argv else argv + [str(path)]
+    pair_commands = {t: with_input(a, pairs_path) for t, a in pair_tools.items()}
+    pair_commands.update({t + " (tiny)": with_input(a, tiny_pairs) for t, a in pair_tools.items()})
+    dna_runs = process_rounds(pair_commands, runs)
+    scores_of = {t: [int(line.split()[0]) for line in dna_runs[t]["stdout"].splitlines()] for t in pair_tools}
+    result["dna"] = {t: {k: v for k, v in e.items() if k != "stdout"} for t, e in dna_runs.items()}
+    result["dna_same_scores"] = len({tuple(v) for v in scores_of.values()}) == 1
+    return result
+
+
+def _same_scores(a: set, b: set) -> bool:
+    """The same multiset of top scores per query (ties may name other targets)."""
+    def per_query(hits):
+        out: dict = {}
+        for q, _, score in hits:
+            out.setdefault(q, []).append(int(score))
+        return {q: sorted(v) for q, v in out.items()}
+    return per_query(a) == per_query(b)
+
+
+def whole_markdown(result: dict) -> str:
+    lines = ["| task | tool | wall (CPU) s | on a tiny input: wall (CPU) s | peer time / seqsift time: wall (CPU) |",
+             "| --- | --- | --- | --- | --- |"]
+    for task, ours in (("protein", "seqsift align -t 1"), ("dna", "seqsift align_pairs (script)")):
+        rows = {t: e for t, e in result[task].items() if not t.endswith("(tiny)")}
+        for tool, e in rows.items():
+            tiny = result[task][tool + " (tiny)"]
+            rel = "" if tool == ours else f"{ratio(e['wall'], rows[ours]['wall'])} ({ratio(e['cpu'], rows[ours]['cpu'])})"
+            lines.append(f"| {task} | {tool} | {e['wall']:.2f} ({e['cpu']:.2f}) | {tiny['wall']:.2f} ({tiny['cpu']:.2f}) | {rel} |")
+    lines.append(f"\nDatabase: {result['database']}. Tiny inputs: the first query against the first 20 database "
+                 "sequences; two of the DNA pairs. "
+                 f"Top-10 scores per query the same as parasail's: {result['protein_same_top_scores']}; "
+                 f"DNA pair scores all equal: {result['dna_same_scores']}.")
+    return "\n".join(lines)
+
+
 def main() -> None:
     args = bench_args(__doc__, DATA / "bench_align.json", markdown,
-                      lambda p: p.add_argument("--only", choices=["dna"], help="run the DNA pairs part alone"))
+                      lambda p: (p.add_argument("--only", choices=["dna"], help="run the DNA pairs part alone"),
+                                 p.add_argument("--whole", action="store_true", help="whole processes only")))
     if args is None:
         return
     DATA.mkdir(exist_ok=True)
+    if args.whole:
+        result = whole_processes(args.runs)
+        result["meta"] = {"date": time.strftime("%Y-%m-%d"), "cpu": cpu_name(), "cores": os.cpu_count(),
+                          "seqsift": seqsift.__version__, "runs": args.runs}
+        (DATA / "bench_align_whole.json").write_text(json.dumps(result, indent=1))
+        print(whole_markdown(result))
+        return
     protein_rows, whole = protein_search(args.runs) if args.only != "dna" else ([], [])
     import parasail
 
@@ -256,6 +392,8 @@ def main() -> None:
 
 
 def markdown(result: dict) -> str:
+    if "protein_cells" in result:
+        return whole_markdown(result)
     m = result["meta"]
     lines = [f"{m['date']}, {m['cpu']} ({m['cores']} cores), Python {m['python']}, numba {m['numba']}, seqsift "
              f"{m['seqsift']}, parasail (Python) {m['parasail']}, parasail_aligner {m['parasail_aligner']}, "

@@ -7,6 +7,13 @@ command or call, inputs in the page cache. Counting semantics differ: seqsift an
 count overlapping matches, rg --count-matches and bytes.count non-overlapping ones, grep -c lines.
 
     python benchmarks/bench_find.py [--runs 5] [--quick]
+
+--whole times whole processes only, as a user times the command: `seqsift find -t 1 -c` against
+`rg -j1 --count-matches` on one 512 MiB DNA file and on the tree of binaries, each also on a
+one-byte input, so the fixed cost (start-up) and the cost per byte show apart, and from them the
+input size from which seqsift is the faster; wall and CPU seconds, medians of --runs rounds.
+
+    python benchmarks/bench_find.py --whole [--runs 5]
 """
 
 from __future__ import annotations
@@ -25,12 +32,12 @@ from pathlib import Path
 import numpy as np
 
 import seqsift
-from benchlib import TIMEOUT, cpu_name, timed, tool_version
+from benchlib import (TIMEOUT, cpu_name, crossover, fixed_and_per_byte, process_rounds, ratio, shared_data, timed,
+                      tool_version)
 from seqsift.find.api import FindJob
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "bench-data"
-SHARED = ROOT.parent / "shared" / "data"
 GiB = 1 << 30
 
 
@@ -38,7 +45,7 @@ def build_dna(target: int) -> Path:
     path = DATA / "klebsiella_x.txt"
     if path.exists() and path.stat().st_size >= target:
         return path
-    with gzip.open(SHARED / "klebsiella_HS11286.fa.gz", "rb") as f:
+    with gzip.open(shared_data("klebsiella_HS11286.fa.gz"), "rb") as f:
         genome = b"".join(line.strip() for line in f if not line.startswith(b">"))
     DATA.mkdir(exist_ok=True)
     with open(path, "wb") as out:
@@ -171,11 +178,17 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--size", type=int, default=GiB, help="bytes per corpus (default 1 GiB)")
     parser.add_argument("--quick", action="store_true", help="skip the CLI runs")
+    parser.add_argument("--whole", action="store_true", help="whole processes only: seqsift -t 1 against rg -j1")
     parser.add_argument("--json", type=Path, default=DATA / "bench_find.json")
     parser.add_argument("--render", type=Path, help="print the markdown table of an earlier --json file and stop")
     args = parser.parse_args()
     if args.render:
-        print(markdown(json.loads(args.render.read_text())["rows"]))
+        result = json.loads(args.render.read_text())
+        print(whole_markdown(result) if "whole" in result else markdown(result["rows"]))
+        return
+    if args.whole:
+        whole_processes(args.runs, args.json.with_name("bench_find_whole.json") if args.json == DATA / "bench_find.json"
+                        else args.json)
         return
 
     rng = np.random.default_rng(2026)
@@ -208,6 +221,86 @@ def main() -> None:
     args.json.write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))
     print(json.dumps(meta))
     print(markdown(rows))
+
+
+WHOLE_DNA = 512 << 20
+
+
+def whole_processes(runs: int, out: Path) -> None:
+    """seqsift find -t 1 -c and rg -j1 --count-matches as whole processes, in rounds, on the large
+    input and on a one-byte one (start-up), counts checked equal."""
+    rng = np.random.default_rng(2026)
+    dna_path = build_dna(WHOLE_DNA)
+    with open(dna_path, "rb") as f:
+        f.seek(4_000_000)
+        present_dna = f.read(20)
+    tree, files = build_binaries(GiB)
+    big = max(files, key=lambda p: p.stat().st_size)
+    with open(big, "rb") as f:
+        f.seek(big.stat().st_size // 2)
+        present_bin = f.read(20)
+    tiny_dir = DATA / "tiny"
+    (tiny_dir / "tree").mkdir(parents=True, exist_ok=True)
+    (tiny_dir / "tree" / "one").write_bytes(b"A")
+    corpora = [
+        ("DNA", [str(dna_path)], [str(tiny_dir / "tree" / "one")], dna_path.stat().st_size,
+         [("present 20", present_dna), ("absent 20", bytes(rng.choice(np.frombuffer(b"ACGT", np.uint8), 20)))]),
+        (f"binaries ({len(files)} files)", ["-r", str(tree)], ["-r", str(tiny_dir / "tree")],
+         sum(p.stat().st_size for p in files),
+         [("present 20", present_bin), ("absent 20", bytes(rng.integers(0, 256, 20, dtype=np.uint8)))]),
+    ]
+    rows = []
+    for corpus, paths, tiny, size, patterns in corpora:
+        for case, pattern in patterns:
+            rg_paths = [p for p in paths if p != "-r"]
+            rg_tiny = [p for p in tiny if p != "-r"]
+            ours = [sys.executable, "-m", "seqsift", "find", "-q", "-c", "-t", "1", "--hex", *paths[:-1], pattern.hex()]
+            rg = ["rg", "-j1", "--count-matches", "-a", "-uuu", *_rg_pattern(pattern)]
+            commands = {"seqsift": ours + rg_paths, "rg": rg + rg_paths,
+                        "seqsift (1 byte)": ours + rg_tiny, "rg (1 byte)": rg + rg_tiny}
+            timed_ = process_rounds(commands, runs)
+            counts = {t: _count_lines(timed_[t]["stdout"]) for t in ("seqsift", "rg")}
+            for t in commands:
+                del timed_[t]["stdout"]
+            row = {"corpus": corpus, "case": case, "bytes": size, "counts": counts, "same": len(set(counts.values())) == 1}
+            for tool in ("seqsift", "rg"):
+                row[tool] = timed_[tool]
+                row[tool + " (1 byte)"] = timed_[tool + " (1 byte)"]
+                row[tool + " cost"] = fixed_and_per_byte(timed_[tool + " (1 byte)"], timed_[tool], size)
+                row[tool + " CPU cost"] = fixed_and_per_byte(timed_[tool + " (1 byte)"], timed_[tool], size, "cpu")
+            row["crossover"] = crossover(row["seqsift cost"], row["rg cost"])
+            row["CPU crossover"] = crossover(row["seqsift CPU cost"], row["rg CPU cost"])
+            rows.append(row)
+            print(json.dumps({k: v for k, v in row.items() if k not in commands}), {t: round(timed_[t]["wall"], 3) for t in commands},
+                  flush=True)
+    meta = {"date": time.strftime("%Y-%m-%d"), "cpu": cpu_name(), "cores": os.cpu_count(), "seqsift": seqsift.__version__,
+            "rg": tool_version(["rg", "--version"]), "runs": runs,
+            "commands": {"seqsift": "python -m seqsift find -q -c -t 1 --hex PATTERN FILE (-r TREE)",
+                         "rg": "rg -j1 --count-matches -a -uuu -F -e PATTERN FILE|TREE (or (?-u)\\xHH escapes)"}}
+    out.write_text(json.dumps({"meta": meta, "whole": rows}, indent=1))
+    print(whole_markdown({"meta": meta, "whole": rows}))
+
+
+def _count_lines(out: bytes) -> int:
+    return sum(int(line.rsplit(b":", 1)[-1].rsplit(b"\t", 1)[-1]) for line in out.split(b"\n") if line.strip())
+
+
+def whole_markdown(result: dict) -> str:
+    """One line per (corpus, case): wall and CPU medians of both, the ratios, and from the CPU
+    seconds (steadier than wall on a shared machine) the start-up apart from the cost per GB."""
+    lines = ["| input | case | seqsift wall (CPU) s | rg -j1 wall (CPU) s | rg time / seqsift time: wall (CPU) "
+             "| seqsift CPU: start-up + per GB | rg CPU: start-up + per GB | seqsift faster (CPU) from |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for r in result["whole"]:
+        cross = r["CPU crossover"]
+        where = "any size" if cross == 0 else "never (per byte slower)" if cross is None else f"{cross / 2**20:,.0f} MiB"
+        sf, sb = r["seqsift CPU cost"]
+        rf, rb = r["rg CPU cost"]
+        lines.append(f"| {r['corpus']} {r['bytes'] / 2**20:,.0f} MiB | {r['case']}{'' if r['same'] else ' **counts differ**'} "
+                     f"| {r['seqsift']['wall']:.3f} ({r['seqsift']['cpu']:.3f}) | {r['rg']['wall']:.3f} ({r['rg']['cpu']:.3f}) "
+                     f"| {ratio(r['rg']['wall'], r['seqsift']['wall'])} ({ratio(r['rg']['cpu'], r['seqsift']['cpu'])}) "
+                     f"| {sf:.3f} s + {sb:.3f} s | {rf:.3f} s + {rb:.3f} s | {where} |")
+    return "\n".join(lines)
 
 
 def markdown(rows: list[dict]) -> str:

@@ -21,6 +21,13 @@ rounds (each tool once a round, so slow drifts of this noisy machine fall on all
 slow peers (pyahocorasick, grep, clamscan) once.
 
     python benchmarks/bench_scan.py [--runs 3] [--quick] [--peers hyperscan,ahocorasick,grep,clamscan]
+
+--size 200M scans the first 200 MiB of the corpus instead (hard links under bench-data/scan/);
+--one-thread leaves out the all-threads run. Every tool also runs on a one-file tree of one byte
+with the same signatures: its fixed cost (start-up and compiling the signatures) apart from the
+cost per byte. CPU seconds (user + system) are reported beside wall seconds.
+
+    python benchmarks/bench_scan.py --size 200M --one-thread --peers hyperscan --sets 30k-none,30k-1%,30k-10%,120k-none,120k-1%,120k-10%
 """
 
 from __future__ import annotations
@@ -37,12 +44,12 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_find import DATA, GiB, build_binaries  # noqa: E402
-from benchlib import bench_args, cpu_name, tool_version  # noqa: E402
+from benchlib import bench_args, cpu_name, process_rounds, ratio, run_process, tool_version  # noqa: E402
 
 import seqsift  # noqa: E402
 
 SETS = [("30k-none", 30_000, 0.0), ("30k-0.1%", 30_000, 0.001), ("30k-1%", 30_000, 0.01),
-        ("30k-10%", 30_000, 0.10), ("120k-1%", 120_000, 0.01)]
+        ("30k-10%", 30_000, 0.10), ("120k-1%", 120_000, 0.01), ("120k-none", 120_000, 0.0), ("120k-10%", 120_000, 0.10)]
 SLOW_PEERS = ("ahocorasick", "grep", "clamscan")
 SEQSIFT = [sys.executable, "-m", "seqsift", "scan"]
 
@@ -114,18 +121,13 @@ def write_set(name: str, sigs: list[bytes]) -> tuple[Path, Path]:
 PEER_TIMEOUT = 900  # seconds; a peer past it is reported as timed out
 
 
-def run(argv: list[str], ok=(0, 1)) -> tuple[float | None, bytes]:
-    """Wall seconds and stdout of one whole process (LC_ALL=C: grep's bytes are bytes, not UTF-8);
-    (None, b"") past PEER_TIMEOUT."""
-    start = time.perf_counter()
+def run(argv: list[str], ok=(0, 1)) -> tuple[float | None, float | None, bytes]:
+    """Wall and CPU seconds and stdout of one whole process (LC_ALL=C: grep's bytes are bytes, not
+    UTF-8); (None, None, b"") past PEER_TIMEOUT."""
     try:
-        r = subprocess.run(argv, capture_output=True, timeout=PEER_TIMEOUT, env={**os.environ, "LC_ALL": "C"})
+        return run_process(argv, ok, env={**os.environ, "LC_ALL": "C"}, timeout=PEER_TIMEOUT)
     except subprocess.TimeoutExpired:
-        return None, b""
-    wall = time.perf_counter() - start
-    if r.returncode not in ok:
-        raise RuntimeError(f"{argv[:4]} exited {r.returncode}: {r.stderr.decode()[-500:]}")
-    return wall, r.stdout
+        return None, None, b""
 
 
 def hits_seqsift(out: bytes) -> set:
@@ -152,10 +154,10 @@ def hits_clamscan(out: bytes) -> set:
 def bench_set(name, ndb, lines, listing, tree, total, args) -> dict:
     res = {"set": name, "tools": {}}
     threads = os.cpu_count() or 1
-    tools = {
-        "seqsift -t 1": ([*SEQSIFT, "-r", "--db", str(ndb), "--no-summary", "-q", "-t", "1", str(tree)], hits_seqsift),
-        f"seqsift -t {threads}": ([*SEQSIFT, "-r", "--db", str(ndb), "--no-summary", "-q", "-t", str(threads), str(tree)], hits_seqsift),
-    }
+    tools = {"seqsift -t 1": ([*SEQSIFT, "-r", "--db", str(ndb), "--no-summary", "-q", "-t", "1", str(tree)], hits_seqsift)}
+    if not args.one_thread:
+        tools[f"seqsift -t {threads}"] = ([*SEQSIFT, "-r", "--db", str(ndb), "--no-summary", "-q", "-t", str(threads), str(tree)],
+                                          hits_seqsift)
     peers = args.peers.split(",") if args.peers else []
     if "hyperscan" in peers:
         tools["hyperscan"] = ([sys.executable, "-c", HYPERSCAN, str(lines), str(listing)], hits_tab)
@@ -169,6 +171,7 @@ def bench_set(name, ndb, lines, listing, tree, total, args) -> dict:
                               "--scan-elf=no", "--scan-pe=no", "--scan-ole2=no", "--scan-pdf=no", "--scan-html=no",
                               "--scan-mail=no", "--max-filesize=4000M", "--max-scansize=4000M", str(tree)], hits_clamscan)
     walls: dict[str, list[float]] = {tool: [] for tool in tools}
+    cpus: dict[str, list[float]] = {tool: [] for tool in tools}
     hits: dict = {}
     slow = [tool for tool in tools if any(tool.startswith(s) for s in ("pyaho", "grep", "clam"))]
     # the fast tools in rounds, each once a round, so the machine's drift falls on all of them alike
@@ -177,11 +180,12 @@ def bench_set(name, ndb, lines, listing, tree, total, args) -> dict:
         for tool in round_tools:
             if walls[tool] is None:
                 continue
-            wall, out = run(tools[tool][0])
+            wall, cpu, out = run(tools[tool][0])
             if wall is None:
                 walls[tool] = None
                 continue
             walls[tool].append(wall)
+            cpus[tool].append(cpu)
             hits[tool] = tools[tool][1](out)
     reference = None
     for tool in tools:
@@ -191,7 +195,7 @@ def bench_set(name, ndb, lines, listing, tree, total, args) -> dict:
             continue
         median = float(np.median(walls[tool]))
         entry = {"seconds": median, "times": walls[tool], "runs": len(walls[tool]), "gbps": total / median / 1e9,
-                 "pairs": len(hits[tool])}
+                 "pairs": len(hits[tool]), "cpu": float(np.median(cpus[tool])), "cpus": cpus[tool]}
         if reference is None:
             reference = hits[tool]
         elif tool.startswith("grep"):
@@ -199,9 +203,27 @@ def bench_set(name, ndb, lines, listing, tree, total, args) -> dict:
         else:
             entry["same_hits"] = hits[tool] == reference
         res["tools"][tool] = entry
-        print(f"  {name:9s} {tool:16s} {entry['seconds']:7.2f} s  {entry['gbps']:.3f} GB/s  pairs {entry['pairs']}"
-              + ("" if "same_hits" not in entry else f"  same {entry['same_hits']}"), flush=True)
+        print(f"  {name:9s} {tool:16s} {entry['seconds']:7.2f} s (CPU {entry['cpu']:.2f} s)  {entry['gbps']:.3f} GB/s  "
+              f"pairs {entry['pairs']}" + ("" if "same_hits" not in entry else f"  same {entry['same_hits']}"), flush=True)
+    fast = {tool: argv for tool, (argv, _) in tools.items() if tool not in slow and walls[tool]}
+    res["fixed"] = fixed_costs(fast, tree, args.runs)
     return res
+
+
+def fixed_costs(commands: dict[str, list[str]], tree: Path, runs: int) -> dict[str, dict]:
+    """Each command's run on a tree of one one-byte file instead of `tree` (the listing of the
+    Hyperscan script likewise): start-up and compiling the signatures, apart from the bytes."""
+    tiny = DATA / "scan" / "tiny"
+    (tiny / "tree").mkdir(parents=True, exist_ok=True)
+    (tiny / "tree" / "one").write_bytes(b"A")
+    (tiny / "files.txt").write_text(str(tiny / "tree" / "one"))
+    swap = {str(tree): str(tiny / "tree"), str(DATA / "scan" / "files.txt"): str(tiny / "files.txt")}
+    on_tiny = {tool: [swap.get(a, a) for a in argv] for tool, argv in commands.items()}
+    timed = process_rounds(on_tiny, runs, env={**os.environ, "LC_ALL": "C"})
+    for tool, entry in timed.items():
+        del entry["stdout"]
+        print(f"  {'':9s} {tool:16s} on one byte: {entry['wall']:.2f} s (CPU {entry['cpu']:.2f} s)", flush=True)
+    return timed
 
 
 def thresholds(files: list[Path], limit: int) -> dict:
@@ -239,6 +261,8 @@ def thresholds(files: list[Path], limit: int) -> dict:
 
 
 def markdown(result: dict) -> str:
+    if any("fixed" in s for s in result["sets"]):
+        return whole_markdown(result)
     tools = list(result["sets"][0]["tools"])
     rows = [f"| set | {' | '.join(tools)} |", "|---" * (len(tools) + 1) + "|"]
     for s in result["sets"]:
@@ -255,9 +279,31 @@ def markdown(result: dict) -> str:
                                f"Corpus {result['corpus_bytes'] / 1e9:.2f} GB in {result['files']} files.\n")
 
 
+def whole_markdown(result: dict) -> str:
+    """Per set: seqsift -t 1 and Hyperscan, wall (CPU) on the corpus and on one byte, the ratio,
+    and the CPU cost per GB once the fixed cost is taken off."""
+    gb = result["corpus_bytes"] / 1e9
+    rows = ["| set | seqsift -t 1 wall (CPU) s | Hyperscan wall (CPU) s | Hyperscan time / seqsift time: wall (CPU) "
+            "| seqsift CPU: fixed + per GB | Hyperscan CPU: fixed + per GB | same hits |", "|---" * 7 + "|"]
+    for s in result["sets"]:
+        ours, peer = s["tools"].get("seqsift -t 1"), s["tools"].get("hyperscan")
+        if not ours or not peer or "timed_out" in peer:
+            continue
+        fo, fp = s["fixed"]["seqsift -t 1"]["cpu"], s["fixed"]["hyperscan"]["cpu"]
+        rows.append(f"| {s['set']} | {ours['seconds']:.2f} ({ours['cpu']:.2f}) | {peer['seconds']:.2f} ({peer['cpu']:.2f}) "
+                    f"| {ratio(peer['seconds'], ours['seconds'])} ({ratio(peer['cpu'], ours['cpu'])}) "
+                    f"| {fo:.2f} s + {max(ours['cpu'] - fo, 0) / gb:.2f} s | {fp:.2f} s + {max(peer['cpu'] - fp, 0) / gb:.2f} s "
+                    f"| {peer.get('same_hits')} |")
+    return "\n".join(rows) + (f"\n\nCorpus {result['corpus_bytes'] / 2**20:,.0f} MiB in {result['files']} files; "
+                               f"(file, signature) pairs: " + ", ".join(f"{s['set']}: {s['tools']['seqsift -t 1']['pairs']}"
+                                                                      for s in result["sets"]) + ".\n")
+
+
 def main() -> None:
     args = bench_args(__doc__, DATA / "bench_scan.json", markdown, lambda p: (
         p.add_argument("--quick", action="store_true", help="a 128 MiB corpus and the 30k sets only"),
+        p.add_argument("--size", help="scan only the first SIZE of the corpus (e.g. 200M)"),
+        p.add_argument("--one-thread", action="store_true", help="leave out the all-threads run"),
         p.add_argument("--peers", default="hyperscan,ahocorasick,grep,clamscan"),
         p.add_argument("--thresholds", action="store_true", help="only measure the threshold crossover (needs the sets)"),
         p.add_argument("--sets", help="comma-separated set names to run (default: all)"),
@@ -267,9 +313,20 @@ def main() -> None:
         return
     tree, files = build_binaries(GiB)
     tree = Path(os.path.realpath(tree))  # the listing holds resolved paths: tools must print the same
-    if args.quick:
-        files = files[: np.searchsorted(np.cumsum([f.stat().st_size for f in files]), 128 << 20)]
-        tree = DATA / "scan" / "quick"
+    if args.quick or args.size:
+        from seqsift.options import parse_size
+
+        limit = parse_size(args.size) if args.size else 128 << 20
+        if args.quick:
+            files = files[: np.searchsorted(np.cumsum([f.stat().st_size for f in files]), limit)]
+        else:  # files in corpus order while they fit: one large file early does not end the list
+            chosen, total = [], 0
+            for f in files:
+                if total + f.stat().st_size <= limit:
+                    chosen.append(f)
+                    total += f.stat().st_size
+            files = chosen
+        tree = DATA / "scan" / ("quick" if args.quick else f"first-{args.size}")
         if not tree.exists():
             for f in files:
                 dst = tree / f.relative_to(DATA / "binaries")
@@ -279,7 +336,7 @@ def main() -> None:
     if args.thresholds:
         (DATA / "scan_thresholds.json").write_text(json.dumps(thresholds(files, 256 << 20), indent=1))
         return
-    listing = DATA / "scan" / ("quick-files.txt" if args.quick else "files.txt")
+    listing = DATA / "scan" / "files.txt"
     listing.parent.mkdir(parents=True, exist_ok=True)
     listing.write_text("\n".join(str(f) for f in files))
     total = sum(f.stat().st_size for f in files)

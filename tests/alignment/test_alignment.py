@@ -101,6 +101,30 @@ def test_lanes_kernel_equals_reference_including_saturated_lanes(rng):
     assert scores(q, db).tolist() == [48000, 2000]
 
 
+@pytest.mark.parametrize("bits", [8, 16])
+def test_batch_profile_is_the_lanes_scores_padded(rng, bits):
+    """profile[c, a, lane] is letter a's score against the lane's target at column c (plus the
+    8-bit bias), PAD past its end, for every lane of a chunk holding a target."""
+    from seqsift.alignment import _lanes
+
+    scoring = matrix("BLOSUM62", 11, 1)
+    targets = [scoring.encode("".join(rng.choice(PROTEIN, int(rng.integers(0, 60))))) for _ in range(70)]
+    profile, chunk_columns = _lanes.batch_profile(scoring.matrix, targets, bits)
+    dtype, _, _, pad = _lanes.WIDTHS[bits]
+    shift = _lanes.bias(scoring.matrix) if bits == 8 else 0
+    chunk = _lanes.chunk_lanes(bits)
+    used = -(-len(targets) // chunk) * chunk
+    longest = max(t.size for t in targets)
+    assert profile.dtype == dtype and profile.shape == (longest + longest % 2, scoring.matrix.shape[0], _lanes.LANES)
+    for lane in range(used):
+        t = targets[lane] if lane < len(targets) else np.empty(0, np.uint8)
+        for c in range(profile.shape[0]):
+            want = [scoring.matrix[a, t[c]] + shift if c < t.size else pad for a in range(scoring.matrix.shape[0])]
+            assert profile[c, :, lane].tolist() == want
+    sizes = [t.size for t in targets] + [0] * (_lanes.LANES - len(targets))
+    assert chunk_columns.tolist() == [max(sizes[k : k + chunk]) for k in range(0, _lanes.LANES, chunk)]
+
+
 @pytest.mark.parametrize("threads", [1, 2])
 def test_search_database_top_hits_in_order(rng, threads):
     scoring = matrix("BLOSUM62", 11, 1)

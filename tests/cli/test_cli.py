@@ -8,6 +8,7 @@ import subprocess
 import sys
 import time
 
+import numpy as np
 import pytest
 
 from seqsift.cli import main
@@ -114,6 +115,24 @@ def test_version_help_and_module_entry_points():
     assert r.returncode == 0 and "--chunk-size" in r.stdout and "--revcomp" in r.stdout
     r = subprocess.run([script, "find"], capture_output=True, text=True)
     assert r.returncode == 2 and "PATTERN" in r.stderr
+
+
+def test_standard_input_redirected_from_a_large_file(tmp_path, rng):
+    """`< file` past the packing limit is mapped as the file would be (io.mapped): the counts and
+    offsets of a pipe of the same bytes, and of the oracle."""
+    from seqsift.find.api import PACK_FILE_MAX
+
+    data = rng.integers(97, 100, 2 * PACK_FILE_MAX + 99, dtype=np.uint8).tobytes()
+    path = tmp_path / "big.txt"
+    path.write_bytes(data)
+    want = naive.find_all(data, b"abca")
+    for flags, expected in (([], "".join(f"-\t{o}\n" for o in want)), (["-c"], f"-\t{len(want)}\n")):
+        argv = [sys.executable, "-m", "seqsift", "find", "-q", "-t", "2", *flags, "abca"]
+        piped = subprocess.run(argv, input=data, capture_output=True)
+        with open(path, "rb") as f:
+            redirected = subprocess.run(argv, stdin=f, capture_output=True)
+        assert piped.returncode == redirected.returncode == 0, redirected.stderr
+        assert redirected.stdout.decode() == piped.stdout.decode() == expected
 
 
 def test_ctrl_c_exits_130_without_traceback():

@@ -56,3 +56,61 @@ def test_an_abandoned_single_file_search_leaves_the_pack_empty(tree):
         next(gen)
         gen.close()
         assert results(job, tree, count_only=True) == want
+
+
+def test_a_large_file_is_searched_through_a_map(tmp_path, rng):
+    """Past the packing limit a file is memory-mapped (io.mapped) in chunks laid out as an
+    in-memory source's: counts and offsets as the oracle's, a match across each chunk cut included."""
+    pattern = b"abcab"
+    data = bytearray(rng.integers(97, 100, 3 * PACK_FILE_MAX + 777, dtype=np.uint8).tobytes())
+    for cut in (PACK_FILE_MAX, 2 * PACK_FILE_MAX):
+        data[cut - 2 : cut + 3] = pattern
+    path = tmp_path / "big"
+    path.write_bytes(bytes(data))
+    used = []
+    real = find_api.open_mapped
+    find_api.open_mapped = lambda *a: used.append(real(*a)) or used[-1]
+    try:
+        with FindJob(pattern, backend="cpu", threads=2, chunk_size=PACK_FILE_MAX) as job:
+            assert results(job, [str(path)], False)[str(path)] == naive.find_all(bytes(data), pattern)
+            assert results(job, [str(path)], True)[str(path)] == len(naive.find_all(bytes(data), pattern))
+    finally:
+        find_api.open_mapped = real
+    assert len(used) == 2
+
+
+def test_a_file_truncated_while_mapped_is_read_on_without_a_crash(tmp_path, rng):
+    """Another process truncates the file after the first chunk: its truncate waits on the lease,
+    the map is given up before the next chunk, and the rest is read from the file, truncated or
+    about to be (the truncate goes on once the lease is released): the bytes before the new end
+    are there either way, and nothing that is not a match of the file is reported."""
+    import subprocess
+    import sys
+
+    from tests.io.test_mapped import TRUNCATE, wait_until_broken
+
+    pattern = b"abc"
+    data = rng.integers(97, 100, 4 * PACK_FILE_MAX, dtype=np.uint8).tobytes()
+    path = tmp_path / "big"
+    path.write_bytes(data)
+    keep = PACK_FILE_MAX + PACK_FILE_MAX // 2  # the truncated file ends inside the second chunk
+    maps, children = [], []
+    real = find_api.open_mapped
+    find_api.open_mapped = lambda *a: maps.append(real(*a)) or maps[-1]
+    try:
+        with FindJob(pattern, backend="cpu", threads=1, chunk_size=PACK_FILE_MAX) as job:
+            found = []
+            for part in job.offsets(str(path), False):
+                found += part.tolist()
+                if not children:
+                    if maps[0] is None:
+                        pytest.skip("no read lease in this directory: the file was read, not mapped")
+                    children.append(subprocess.Popen([sys.executable, "-c", TRUNCATE, str(path), str(keep)]))
+                    wait_until_broken(maps[0], children[0])
+    finally:
+        find_api.open_mapped = real
+        for child in children:
+            child.wait(timeout=120)
+    assert children and children[0].returncode == 0
+    assert found == sorted(set(found))
+    assert set(naive.find_all(data[:keep], pattern)) <= set(found) <= set(naive.find_all(data, pattern))

@@ -91,6 +91,25 @@ def test_standard_input_and_eof_offset(tmp_path):
     assert run.returncode == 0 and run.stdout == b""
 
 
+def test_standard_input_redirected_from_a_file_is_read_as_the_file(tmp_path):
+    """`< file`: read through /dev/fd/0 instead of a spool copy; output as through a pipe, EOF-n
+    offsets included, and input part read before is not taken as the whole file."""
+    db = tmp_path / "eof.ndb"
+    db.write_text(f"Tail:0:EOF-{len(SIG)}:{SIG.hex()}\nAny:0:*:{SIG[:12].hex()}\n")
+    data = tmp_path / "in.bin"
+    data.write_bytes(b"xyz" * 1000 + SIG)
+    argv = [sys.executable, "-m", "seqsift", "scan", "--db", str(db), "--no-summary", "-"]
+    piped = subprocess.run(argv, input=data.read_bytes(), capture_output=True)
+    with open(data, "rb") as f:
+        redirected = subprocess.run(argv, stdin=f, capture_output=True)
+    assert piped.returncode == redirected.returncode == 1
+    assert redirected.stdout == piped.stdout == b"-: Tail FOUND\n-: Any FOUND\n"
+    with open(data, "rb") as f:
+        f.seek(3000 + 5)  # the signature cut: no match in what is left
+        part = subprocess.run(argv, stdin=f, capture_output=True)
+    assert part.returncode == 0 and part.stdout == b""
+
+
 def test_no_verify_and_filter_switches(tree, capsys):
     root, db = tree
     bad = str(root / "sub" / "bad.bin")

@@ -59,3 +59,16 @@ def score_batch(q, profile, chunk_columns, open_extend, extend, shift, H, D, abo
                                  q[r0:].ctypes.data, rows, above[j].ctypes.data + lane, corner.ctypes.data + lane,
                                  top.ctypes.data + lane, LANES, open_extend, extend, shift)
     best[:] = top
+
+
+@njit(nogil=True, cache=True, boundscheck=False)
+def fill_profile(profile, scores, codes, used):
+    """profile[c, a, lane] = scores[a, codes[c, lane]] for the used lanes: one pass writing the
+    profile in order (numpy's gather, transpose and padding mask took 4x as long at 8 bits: 20,000
+    proteins, 0.45 -> 0.11 s, 2026-12-01; what a whole 'seqsift align' of a few queries spends)."""
+    columns, letters, _ = profile.shape
+    for c in range(columns):
+        for a in range(letters):
+            row = scores[a]
+            for lane in range(used):
+                profile[c, a, lane] = row[codes[c, lane]]

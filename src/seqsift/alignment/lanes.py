@@ -35,6 +35,10 @@ VECTOR_BITS = 256  # AVX2; LLVM splits or joins for other vector units
 score_batch = Kernel("seqsift.alignment._lanes", "score_batch", *(
     f"uint8[:] {t}[:,:,:] int64[:] {t} {t} {t} {t}[:,:] {t}[:,:] {t}[:,:,:] {t}[:] {t} int64" for t in ("uint8", "int16")))
 
+# profile, scores, codes, used: the profile's rows written in one pass (_lanes.fill_profile)
+fill_profile = Kernel("seqsift.alignment._lanes", "fill_profile", *(
+    f"{t}[:,:,:] {t}[:,:] uint8[:,:] int64" for t in ("uint8", "int16")))
+
 
 def chunk_lanes(bits: int) -> int:
     """Lanes one call of the kernel's column step covers at this width."""
@@ -80,15 +84,14 @@ def batch_profile(matrix: np.ndarray, targets: list[np.ndarray], bits: int = 16)
     used = -(-len(targets) // chunk) * chunk  # lanes of chunks holding a target; the rest is never read
     columns = max((t.size for t in targets), default=0)
     columns += columns % 2  # the kernel takes columns in pairs: a last odd one is paired with padding
-    codes = np.zeros((columns, used), np.int64)
-    pad = np.ones((columns, used), bool)
+    letters = matrix.shape[0]
+    codes = np.full((columns, used), letters, np.uint8)  # code `letters`: past the lane's target
     lengths = np.zeros(LANES, np.int64)
     for lane, t in enumerate(targets):
         codes[: t.size, lane] = t
-        pad[: t.size, lane] = False
         lengths[lane] = t.size
-    profile = np.empty((columns, matrix.shape[0], LANES), dtype)
-    scores = matrix.astype(np.int64) + (bias(matrix) if bits == 8 else 0)
-    profile[:, :, :used] = scores.astype(dtype)[:, codes].transpose(1, 0, 2)
-    profile[:, :, :used][np.broadcast_to(pad[:, None, :], (columns, matrix.shape[0], used))] = pad_score
+    scores = np.full((letters, letters + 1), pad_score, dtype)  # the extra column: PAD for padding
+    scores[:, :letters] = matrix.astype(np.int64) + (bias(matrix) if bits == 8 else 0)
+    profile = np.empty((columns, letters, LANES), dtype)
+    fill_profile(profile, scores, codes, used)
     return profile, lengths.reshape(-1, chunk).max(axis=1)

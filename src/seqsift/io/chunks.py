@@ -19,7 +19,8 @@ from seqsift.errors import InputError
 class ChunkReader:
     """Fills caller-supplied buffers (plain or pinned) with consecutive overlapping chunks."""
 
-    def __init__(self, stream: BinaryIO, chunk_size: int, overlap: int, path: str = "(stream)"):
+    def __init__(self, stream: BinaryIO, chunk_size: int, overlap: int, path: str = "(stream)", offset: int = 0):
+        """offset: where in the file the stream stands (a file read on from part way)."""
         if chunk_size < 1:
             raise ValueError("chunk_size must be at least 1")
         self.stream = stream
@@ -29,7 +30,7 @@ class ChunkReader:
         self.buffer_size = chunk_size + overlap
         self._carry = np.empty(overlap, np.uint8)
         self._carried = 0  # valid bytes in _carry
-        self._offset = 0  # stream offset of the next byte to be read
+        self._offset = offset  # stream offset of the next byte to be read
         self._eof = False
 
     def fill(self, buf: np.ndarray) -> tuple[int, int] | None:

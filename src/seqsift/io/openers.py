@@ -151,6 +151,20 @@ def decompression_failed(path: str, line: int, exc: BaseException) -> FormatErro
     return FormatError(display_name(path), line, f"cannot read or decompress: {exc}")
 
 
+def stdin_file() -> str | None:
+    """A name that opens standard input afresh (/dev/fd/0) when it is a regular file not yet read
+    from (`seqsift ... < file`): such input is read like a named file, spooled nowhere and mapped
+    when large. None for a pipe, a terminal, a device, or input already part read."""
+    try:
+        fd = sys.stdin.fileno()
+        if not stat.S_ISREG(os.fstat(fd).st_mode) or os.lseek(fd, 0, os.SEEK_CUR) != 0:
+            return None
+    except (OSError, ValueError, AttributeError):  # no stdin, or one without a descriptor
+        return None
+    name = f"/dev/fd/{fd}"
+    return name if os.path.exists(name) else None
+
+
 def spool_stdin(directory: str | None = None) -> str:
     """Standard input copied to a temporary file, for consumers that need a size (scan's EOF-n
     offsets) or to read their input more than once (align's database in parts). The caller
@@ -167,9 +181,13 @@ def spool_stdin(directory: str | None = None) -> str:
 
 @contextlib.contextmanager
 def spooled_stdin(path: str | os.PathLike) -> Iterator[str | os.PathLike]:
-    """`path` itself, or for STDIN a spool file of standard input, removed afterwards."""
+    """`path` itself, or for STDIN the file it redirects from (stdin_file) or else a spool file of
+    standard input, removed afterwards."""
     if str(path) != STDIN:
         yield path
+        return
+    if (name := stdin_file()) is not None:
+        yield name
         return
     tmp = spool_stdin()
     try:

@@ -61,7 +61,7 @@ def add_parser(sub, parent: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from seqsift.io.openers import STDIN, spool_stdin
+    from seqsift.io.openers import STDIN, spool_stdin, stdin_file
     from seqsift.io.provenance import Provenance
     from seqsift.io.writers import open_output, printable
     from seqsift.scan.api import objects_of
@@ -81,10 +81,12 @@ def run(args: argparse.Namespace) -> int:
         errors += 1
         sys.stderr.write(f"seqsift scan: {printable(path)}: {why}\n")
 
-    spooled = spool_stdin() if STDIN in paths else None
+    redirected = stdin_file() if STDIN in paths else None  # `< file`: read as the file, not copied
+    spooled = spool_stdin() if STDIN in paths and redirected is None else None
+    stand_in = redirected or spooled
     found_files = 0
     try:
-        sources = [spooled if p == STDIN else p for p in paths]
+        sources = [stand_in if p == STDIN else p for p in paths]
         with Scanner(signatures, threads=args.threads, **_options(args)) as scanner, \
                 open_output(args.output) as out:
             _load_report(args, scanner)
@@ -94,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
             objects = objects_of(sources, args.recursive, report, args.follow_dir_symlinks, args.follow_file_symlinks)
             results = _on_cluster(args, scanner, objects, report) if args.dask else scanner.scan(objects, report)
             for result in results:
-                path = STDIN if spooled and result.path == spooled else result.path  # '-', as find and grep
+                path = STDIN if stand_in and result.path == stand_in else result.path  # '-', as find and grep
                 if result.error:
                     report(path, result.error)
                     continue
