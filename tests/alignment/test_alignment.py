@@ -105,7 +105,7 @@ def test_lanes_kernel_equals_reference_including_saturated_lanes(rng):
 def test_batch_profile_is_the_lanes_scores_padded(rng, bits):
     """profile[c, a, lane] is letter a's score against the lane's target at column c (plus the
     8-bit bias), PAD past its end, for every lane of a chunk holding a target."""
-    from seqsift.alignment import _lanes
+    from seqsift.alignment import lanes as _lanes
 
     scoring = matrix("BLOSUM62", 11, 1)
     targets = [scoring.encode("".join(rng.choice(PROTEIN, int(rng.integers(0, 60))))) for _ in range(70)]
