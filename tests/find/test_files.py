@@ -58,7 +58,7 @@ def test_an_abandoned_single_file_search_leaves_the_pack_empty(tree):
         assert results(job, tree, count_only=True) == want
 
 
-def test_a_large_file_is_searched_through_a_map(tmp_path, rng):
+def test_a_large_file_is_searched_through_a_map(tmp_path, rng, monkeypatch):
     """Past the packing limit a file is memory-mapped (io.mapped) in chunks laid out as an
     in-memory source's: counts and offsets as the oracle's, a match across each chunk cut included."""
     pattern = b"abcab"
@@ -69,17 +69,16 @@ def test_a_large_file_is_searched_through_a_map(tmp_path, rng):
     path.write_bytes(bytes(data))
     used = []
     real = find_api.open_mapped
-    find_api.open_mapped = lambda *a: used.append(real(*a)) or used[-1]
-    try:
-        with FindJob(pattern, backend="cpu", threads=2, chunk_size=PACK_FILE_MAX) as job:
-            assert results(job, [str(path)], False)[str(path)] == naive.find_all(bytes(data), pattern)
-            assert results(job, [str(path)], True)[str(path)] == len(naive.find_all(bytes(data), pattern))
-    finally:
-        find_api.open_mapped = real
+    monkeypatch.setattr(find_api, "open_mapped", lambda *a: used.append(real(*a)) or used[-1])
+    with FindJob(pattern, backend="cpu", threads=2, chunk_size=PACK_FILE_MAX) as job:
+        assert results(job, [str(path)], False)[str(path)] == naive.find_all(bytes(data), pattern)
+        assert results(job, [str(path)], True)[str(path)] == len(naive.find_all(bytes(data), pattern))
+    if None in used:
+        pytest.skip("no read lease in this directory: the file was read, not mapped")
     assert len(used) == 2
 
 
-def test_a_file_truncated_while_mapped_is_read_on_without_a_crash(tmp_path, rng):
+def test_a_file_truncated_while_mapped_is_read_on_without_a_crash(tmp_path, rng, monkeypatch):
     """Another process truncates the file after the first chunk: its truncate waits on the lease,
     the map is given up before the next chunk, and the rest is read from the file, truncated or
     about to be (the truncate goes on once the lease is released): the bytes before the new end
@@ -96,7 +95,7 @@ def test_a_file_truncated_while_mapped_is_read_on_without_a_crash(tmp_path, rng)
     keep = PACK_FILE_MAX + PACK_FILE_MAX // 2  # the truncated file ends inside the second chunk
     maps, children = [], []
     real = find_api.open_mapped
-    find_api.open_mapped = lambda *a: maps.append(real(*a)) or maps[-1]
+    monkeypatch.setattr(find_api, "open_mapped", lambda *a: maps.append(real(*a)) or maps[-1])
     try:
         with FindJob(pattern, backend="cpu", threads=1, chunk_size=PACK_FILE_MAX) as job:
             found = []
@@ -108,7 +107,6 @@ def test_a_file_truncated_while_mapped_is_read_on_without_a_crash(tmp_path, rng)
                     children.append(subprocess.Popen([sys.executable, "-c", TRUNCATE, str(path), str(keep)]))
                     wait_until_broken(maps[0], children[0])
     finally:
-        find_api.open_mapped = real
         for child in children:
             child.wait(timeout=120)
     assert children and children[0].returncode == 0

@@ -265,9 +265,13 @@ class FindJob:
                 yield 0, filled.buffer[: filled.n]
                 return
         with self._reader(source, None) as reader:
-            if self._buffers is None or self._buffers[0].size != reader.buffer_size:
-                self._buffers = [np.empty(reader.buffer_size, np.uint8) for _ in range(2)]
-            yield from iter_chunks(reader, buffers=self._buffers)
+            yield from self._streamed(reader)
+
+    def _streamed(self, reader: ChunkReader) -> Iterator[tuple[int, np.ndarray]]:
+        """The reader's chunks through the job's two streaming buffers, reused file after file."""
+        if self._buffers is None or self._buffers[0].size != reader.buffer_size:
+            self._buffers = [np.empty(reader.buffer_size, np.uint8) for _ in range(2)]
+        yield from iter_chunks(reader, buffers=self._buffers)
 
     def _mapped_chunks(self, path: str | os.PathLike, mapped: MappedFile) -> Iterator[tuple[int, np.ndarray]]:
         """Chunks of a memory-mapped file as views of the map (io.mapped), laid out as those of
@@ -282,9 +286,7 @@ class FindJob:
             else:
                 return
         with self._reader(path, None, offset=base) as reader:
-            if self._buffers is None or self._buffers[0].size != reader.buffer_size:
-                self._buffers = [np.empty(reader.buffer_size, np.uint8) for _ in range(2)]
-            yield from iter_chunks(reader, buffers=self._buffers)
+            yield from self._streamed(reader)
 
     @contextlib.contextmanager
     def _reader(self, source: Source, data: np.ndarray | None, offset: int = 0) -> Iterator[ChunkReader]:
