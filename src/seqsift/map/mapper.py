@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from seqsift.map.batch_sam import SingleReport
 from seqsift.map.choose import Chosen, choose
-from seqsift.map.extend import Extender, Placement, oriented, reference_codes
+from seqsift.map.extend import Extender, Placement, oriented, placements_of, reference_codes
 from seqsift.map.scoring import MapOptions
-from seqsift.map.sam import records
 from seqsift.map.seeding import find_chains
 
 if TYPE_CHECKING:  # the FM-index loads on use
@@ -58,12 +58,18 @@ class Mapper:
             ext = self._local.extender = Extender(self.index.reference, self.ref_codes, self.options)
         return ext
 
+    def placed(self, batch) -> tuple[np.ndarray, np.ndarray, int, np.ndarray, np.ndarray, np.ndarray]:
+        """The batch's (forward, reverse-complement) codes and the placements of every read's
+        strongest chains as Extender.place_table gives them (a table, rows in read order)."""
+        chains = find_chains(self.searcher, batch.codes, batch.bounds, self.options)
+        forward, reverse = oriented(batch.codes)
+        return (forward, reverse, *self.extender().place_table(forward, reverse, batch.bounds, chains))
+
     def candidates(self, batch) -> list[tuple[tuple[np.ndarray, np.ndarray], list[Placement]]]:
         """Per read: its (forward, reverse-complement) codes and the alignments of its strongest
         chains."""
-        chains = find_chains(self.searcher, batch.codes, batch.bounds, self.options)
-        forward, reverse = oriented(batch.codes)
-        placements = self.extender().place_all(forward, reverse, batch.bounds, chains)
+        forward, reverse, n, table, ops, lens = self.placed(batch)
+        placements = placements_of(table[:n], ops, lens, batch.bounds)
         size = forward.size
         bounds = batch.bounds.tolist()
         return [((forward[lo:hi], reverse[size - hi : size - lo]), placed)
@@ -112,9 +118,8 @@ class SamBatches:
     def __init__(self, mapper: Mapper, rg_id: str | None = None):
         self.mapper = mapper
         self.rg_id = rg_id
+        self.report = SingleReport(mapper, rg_id)
 
     def __call__(self, batch) -> tuple[bytes, int, int]:
-        names = self.mapper.index.names
-        mapped = self.mapper(batch)
-        text = "".join(records(m, names, self.rg_id) for m in mapped)
-        return text.encode(), len(mapped), sum(m.mapped for m in mapped)
+        text, mapped = self.report(batch)
+        return text, len(batch), mapped
