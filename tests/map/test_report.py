@@ -8,7 +8,10 @@ import numpy as np
 import pytest
 
 from seqsift.map.scoring import MapOptions, mapq
-from tests.map.test_map import genome, random_dna, simulate, write_fastq  # noqa: F401 (genome: a fixture)
+from tests.map import test_map
+from tests.map.test_map import random_dna, simulate, write_fastq
+
+genome = test_map.genome  # the fixture
 
 
 def _python_path(mapper, batch, rg_id):
@@ -30,7 +33,7 @@ def _reads(rng, records, repeat):
 @pytest.mark.parametrize("secondary", [False, True])
 @pytest.mark.parametrize("fasta", [False, True])
 @pytest.mark.parametrize("rg_id", [None, "g1"])
-def test_batch_records_equal_the_python_path(genome, rng, tmp_path, secondary, fasta, rg_id):  # noqa: F811
+def test_batch_records_equal_the_python_path(genome, rng, tmp_path, secondary, fasta, rg_id):
     from seqsift.map.api import batches_of
     from seqsift.map.mapper import Mapper, SamBatches, load_index
 
