@@ -107,8 +107,8 @@ def _before(table, a, b):
 @njit(nogil=True, cache=True)
 def choose_one(table, first, last, length, opts, order):
     """choose.choose for the rows [first, last) of one read: (primary row or -1 when unmapped,
-    sub, near-best count, whether the read needs more than one record). order: scratch of at
-    least last - first entries."""
+    sub, near-best count, whether more records follow it: a supplementary part, or with
+    R_SECONDARY a secondary one). order: scratch of at least last - first entries."""
     min_score = opts[R_MIN_SCORE]
     count = last - first
     if count == 1:
@@ -117,8 +117,6 @@ def choose_one(table, first, last, length, opts, order):
         return first, 0, 0, False
     if count == 0:
         return -1, 0, 0, False
-    if opts[R_SECONDARY]:
-        return -1, 0, 0, True
     for k in range(count):  # insertion sort: stable, as Python's sorted
         row = first + k
         at = k
@@ -157,11 +155,204 @@ def choose_one(table, first, last, length, opts, order):
     if rivals and sub >= score:
         near -= 1
     more = False
-    for d in range(best + 1, distinct):  # another part of the read: a supplementary record
-        if table[order[d], C_SCORE] >= min_score and not _read_overlap(table, order[d], p, length):
+    for d in range(best + 1, distinct):  # another part of the read (supplementary), or a secondary
+        if table[order[d], C_SCORE] >= min_score and (opts[R_SECONDARY] or not _read_overlap(table, order[d], p,
+                                                                                             length)):
             more = True
             break
     return p, sub, max(near, 0), more
+
+
+@njit(nogil=True, cache=True)
+def choose_reads(table, n, bounds, opts, first_row, primary, sub, quality, more):
+    """choose_one and MAPQ for every read of a batch: first_row[r] (its rows are [first_row[r],
+    first_row[r + 1])), primary[r] (row, -1 when unmapped), sub[r], quality[r], more[r]."""
+    order = np.empty(max(n, 1), np.int64)
+    row = 0
+    for r in range(bounds.size - 1):
+        first_row[r] = row
+        while row < n and table[row, C_READ] == r:
+            row += 1
+        p, s, near, m = choose_one(table, first_row[r], row, bounds[r + 1] - bounds[r], opts, order)
+        primary[r], sub[r], more[r] = p, s, m
+        quality[r] = 0
+        if p >= 0:
+            quality[r] = mapq(opts[R_MATCH], opts[R_MISMATCH], opts[R_SEED_LENGTH], table[p, C_SCORE], s, near,
+                              table[p, C_QE] - table[p, C_QB], table[p, C_SPAN])
+    first_row[bounds.size - 1] = row
+
+
+@njit(inline="always", nogil=True)
+def _put_cigar(out, at, table, ops, lens, p, length):
+    qb, qe = table[p, C_QB], table[p, C_QE]
+    if qb:
+        at = _put_int(out, at, qb)
+        out[at] = 83
+        at += 1
+    for k in range(table[p, C_OPS], table[p, C_OPS] + table[p, C_RUNS]):
+        at = _put_int(out, at, lens[k])
+        out[at] = _CIGAR[ops[k]]
+        at += 1
+    if qe < length:
+        at = _put_int(out, at, length - qe)
+        out[at] = 83
+        at += 1
+    return at
+
+
+@njit(inline="always", nogil=True)
+def _put_name(out, at, names, name_off, record):
+    for i in range(name_off[record], name_off[record + 1]):
+        out[at] = names[i]
+        at += 1
+    return at
+
+
+@njit(inline="always", nogil=True)
+def _five_prime(table, p):
+    if table[p, C_STRAND]:
+        return table[p, C_POSITION] + table[p, C_SPAN] - 1
+    return table[p, C_POSITION]
+
+
+@njit(nogil=True, cache=True)
+def _record(out, at, table, ops, lens, forward, reverse, bounds, raw, name_lo, name_hi, seq, qual_lo, ref, rec_starts,
+            names, name_off, comp, rg, rg_length, opts, k, p, q, sub, paired, first, proper, mate, mate_length):
+    """Read k's one SAM record at out[at:] (sam.records): placement row p (-1: unmapped), MAPQ q,
+    XS sub; paired: its pair's flags, RNEXT, PNEXT, TLEN and MC from the mate's row (-1:
+    unmapped; mate_length: the mate read's length), the name without /1 or /2. Returns the index
+    after it."""
+    size = forward.size
+    lo, hi = bounds[k], bounds[k + 1]
+    length = hi - lo
+    name_end = name_hi[k]
+    if paired and name_end - name_lo[k] > 2 and raw[name_end - 2] == 47 and (raw[name_end - 1] == 49
+                                                                            or raw[name_end - 1] == 50):
+        name_end -= 2  # pairs.pair_name
+    for i in range(name_lo[k], name_end):
+        out[at] = raw[i]
+        at += 1
+    flag = 0
+    if paired:
+        flag = 1 | (64 if first else 128) | (2 if proper else 0)
+        if mate < 0:
+            flag |= 8
+        elif table[mate, C_STRAND]:
+            flag |= 32
+    reverse_strand = p >= 0 and table[p, C_STRAND] == 1
+    if p < 0:
+        out[at] = 9
+        at = _put_int(out, at + 1, flag | 4)
+        out[at] = 9
+        at += 1
+        if mate >= 0:
+            at = _put_name(out, at, names, name_off, table[mate, C_RECORD])
+            out[at] = 9
+            at = _put_int(out, at + 1, table[mate, C_POSITION] + 1)
+            at = _put_text(out, at, b"\t0\t*\t=\t")
+            at = _put_int(out, at, table[mate, C_POSITION] + 1)
+            at = _put_text(out, at, b"\t0\t")
+        else:
+            at = _put_text(out, at, b"*\t0\t0\t*\t*\t0\t0\t")
+    else:
+        record, position, score = table[p, C_RECORD], table[p, C_POSITION], table[p, C_SCORE]
+        out[at] = 9
+        at = _put_int(out, at + 1, flag | (16 if reverse_strand else 0))
+        out[at] = 9
+        at = _put_name(out, at + 1, names, name_off, record)
+        out[at] = 9
+        at = _put_int(out, at + 1, position + 1)
+        out[at] = 9
+        at = _put_int(out, at + 1, q)
+        out[at] = 9
+        at = _put_cigar(out, at + 1, table, ops, lens, p, length)
+        out[at] = 9
+        at += 1
+        if not paired:
+            at = _put_text(out, at, b"*\t0\t0\t")
+        else:
+            at_mate = mate if mate >= 0 else p
+            if table[at_mate, C_RECORD] == record:
+                out[at] = 61
+                at += 1
+            else:
+                at = _put_name(out, at, names, name_off, table[at_mate, C_RECORD])
+            out[at] = 9
+            at = _put_int(out, at + 1, table[at_mate, C_POSITION] + 1)
+            out[at] = 9
+            at += 1
+            tlen = 0
+            if mate >= 0 and table[mate, C_RECORD] == record:
+                p0, p1 = _five_prime(table, p), _five_prime(table, mate)
+                tlen = -(p0 - p1 + (1 if p0 > p1 else -1 if p0 < p1 else 0))
+            at = _put_signed(out, at, tlen)
+            out[at] = 9
+            at += 1
+    if length == 0:
+        out[at] = 42
+        at += 1
+    elif reverse_strand:
+        for i in range(length):
+            out[at + i] = comp[seq[hi - 1 - i]]
+        at += length
+    else:
+        for i in range(length):
+            out[at + i] = seq[lo + i]
+        at += length
+    out[at] = 9
+    at += 1
+    if qual_lo[k] < 0 or length == 0:
+        out[at] = 42
+        at += 1
+    else:
+        for i in range(length):
+            out[at + i] = raw[qual_lo[k] + (length - 1 - i if reverse_strand else i)]
+        at += length
+    if p >= 0:
+        qb, qe, span = table[p, C_QB], table[p, C_QE], table[p, C_SPAN]
+        o0, o1 = table[p, C_OPS], table[p, C_OPS] + table[p, C_RUNS]
+        read = forward[lo:hi] if not reverse_strand else reverse[size - hi : size - lo]
+        start = rec_starts[record] + position
+        window = ref[start : start + span]
+        at = _put_text(out, at, b"\tNM:i:")
+        if score == length * opts[R_MATCH] and qe - qb == length and o1 - o0 == 1:
+            at = _put_int(out, at, 0)  # every base matches: only then does the score reach this
+            at = _put_text(out, at, b"\tMD:Z:")
+            at = _put_int(out, at, length)
+        else:
+            at = _put_int(out, at, _edit_distance(read, window, qb, ops, lens, o0, o1))
+            at = _put_text(out, at, b"\tMD:Z:")
+            at = _put_md(out, at, read, window, qb, ops, lens, o0, o1)
+        at = _put_text(out, at, b"\tAS:i:")
+        at = _put_signed(out, at, score)
+        at = _put_text(out, at, b"\tXS:i:")
+        at = _put_signed(out, at, sub)
+    if paired and mate >= 0:
+        at = _put_text(out, at, b"\tMC:Z:")
+        at = _put_cigar(out, at, table, ops, lens, mate, mate_length)
+    for i in range(rg_length):
+        out[at] = rg[i]
+        at += 1
+    out[at] = 10
+    return at + 1
+
+
+@njit(inline="always", nogil=True)
+def _room(table, first_row, bounds, name_lo, name_hi, k, longest, rg_length):
+    """A generous bound on read k's record bytes: name, SEQ, QUAL, CIGAR, MD (<= 12 a base),
+    the mate's CIGAR, names and fixed fields."""
+    runs = 0
+    for row in range(first_row[k], first_row[k + 1]):
+        runs = max(runs, table[row, C_RUNS])
+    return name_hi[k] - name_lo[k] + 14 * (bounds[k + 1] - bounds[k]) + 24 * (runs + 4) + 2 * longest + rg_length + 300
+
+
+@njit(inline="always", nogil=True)
+def _longest(name_off):
+    longest = 0
+    for k in range(name_off.size - 1):
+        longest = max(longest, name_off[k + 1] - name_off[k])
+    return longest
 
 
 @njit(nogil=True, cache=True)
@@ -171,116 +362,104 @@ def report_single(table, n, ops, lens, forward, reverse, bounds, raw, name_lo, n
     out[starts[r]:starts[r + 1]]; a read that needs more than one record is left empty with
     deferred[r] = 1. rg: the bytes after QUAL on every record ("\\tRG:Z:id", or one byte 0 for
     none). Returns (bytes written, reads mapped), or (-1, 0) when out is too small."""
-    size = forward.size
     reads = bounds.size - 1
-    order = np.empty(max(n, 1), np.int64)
+    first_row = np.empty(reads + 1, np.int64)
+    primary, sub, quality = np.empty(reads, np.int64), np.empty(reads, np.int64), np.empty(reads, np.int64)
+    more = np.empty(reads, np.bool_)
+    choose_reads(table, n, bounds, opts, first_row, primary, sub, quality, more)
     rg_length = 0 if rg[0] == 0 else rg.size
-    longest = 0
-    for k in range(name_off.size - 1):
-        longest = max(longest, name_off[k + 1] - name_off[k])
-    at, mapped, row = 0, 0, 0
+    longest = _longest(name_off)
+    at, mapped = 0, 0
     for r in range(reads):
         starts[r] = at
-        deferred[r] = 0
-        first = row
-        while row < n and table[row, C_READ] == r:
-            row += 1
-        lo, hi = bounds[r], bounds[r + 1]
-        length = hi - lo
-        runs = 0
-        for k in range(first, row):
-            runs = max(runs, table[k, C_RUNS])
-        # a generous bound on the record's bytes: name, SEQ, QUAL, CIGAR, MD and fixed fields
-        need = name_hi[r] - name_lo[r] + 2 * length + 12 * (runs + 4) + 12 * length + 200 + rg_length
-        if at + need + longest > out.size:
-            return -1, 0
-        p, sub, near, more = choose_one(table, first, row, length, opts, order)
+        later = more[r]
         for i in range(name_lo[r], name_hi[r]):
-            more |= raw[i] >= 128  # not ASCII: the Python path writes it as it decodes it
-        if more:
-            deferred[r] = 1
+            later |= raw[i] >= 128  # not ASCII: the Python path writes it as it decodes it
+        deferred[r] = later
+        if later:
             continue
-        for i in range(name_lo[r], name_hi[r]):
-            out[at] = raw[i]
-            at += 1
-        reverse_strand = p >= 0 and table[p, C_STRAND] == 1
-        if p < 0:
-            at = _put_text(out, at, b"\t4\t*\t0\t0\t*\t*\t0\t0\t")
-        else:
-            mapped += 1
-            record, position, score = table[p, C_RECORD], table[p, C_POSITION], table[p, C_SCORE]
-            qb, qe, span = table[p, C_QB], table[p, C_QE], table[p, C_SPAN]
-            q = mapq(opts[R_MATCH], opts[R_MISMATCH], opts[R_SEED_LENGTH], score, sub, near, qe - qb, span)
-            out[at] = 9
-            at = _put_int(out, at + 1, 16 if reverse_strand else 0)
-            out[at] = 9
-            at += 1
-            for i in range(name_off[record], name_off[record + 1]):
-                out[at] = names[i]
-                at += 1
-            out[at] = 9
-            at = _put_int(out, at + 1, position + 1)
-            out[at] = 9
-            at = _put_int(out, at + 1, q)
-            out[at] = 9
-            at += 1
-            if qb:
-                at = _put_int(out, at, qb)
-                out[at] = 83
-                at += 1
-            o0, o1 = table[p, C_OPS], table[p, C_OPS] + table[p, C_RUNS]
-            for k in range(o0, o1):
-                at = _put_int(out, at, lens[k])
-                out[at] = _CIGAR[ops[k]]
-                at += 1
-            if qe < length:
-                at = _put_int(out, at, length - qe)
-                out[at] = 83
-                at += 1
-            at = _put_text(out, at, b"\t*\t0\t0\t")
-        if length == 0:
-            out[at] = 42
-            at += 1
-        elif reverse_strand:
-            for i in range(length):
-                out[at + i] = comp[seq[hi - 1 - i]]
-            at += length
-        else:
-            for i in range(length):
-                out[at + i] = seq[lo + i]
-            at += length
-        out[at] = 9
-        at += 1
-        if qual_lo[r] < 0 or length == 0:
-            out[at] = 42
-            at += 1
-        else:
-            for i in range(length):
-                out[at + i] = raw[qual_lo[r] + (length - 1 - i if reverse_strand else i)]
-            at += length
-        if p >= 0:
-            read = forward[lo:hi] if not reverse_strand else reverse[size - hi : size - lo]
-            at = _put_text(out, at, b"\tNM:i:")
-            window = ref[rec_starts[record] + position : rec_starts[record] + position + span]
-            if score == length * opts[R_MATCH] and qe - qb == length and o1 - o0 == 1:
-                at = _put_int(out, at, 0)  # every base matches: only then does the score reach this
-                at = _put_text(out, at, b"\tMD:Z:")
-                at = _put_int(out, at, length)
-            else:
-                at = _put_int(out, at, _edit_distance(read, window, qb, ops, lens, o0, o1))
-                at = _put_text(out, at, b"\tMD:Z:")
-                at = _put_md(out, at, read, window, qb, ops, lens, o0, o1)
-            at = _put_text(out, at, b"\tAS:i:")
-            at = _put_signed(out, at, score)
-            at = _put_text(out, at, b"\tXS:i:")
-            at = _put_signed(out, at, sub)
-        for i in range(rg_length):
-            out[at] = rg[i]
-            at += 1
-        out[at] = 10
-        at += 1
+        if at + _room(table, first_row, bounds, name_lo, name_hi, r, longest, rg_length) > out.size:
+            return -1, 0
+        at = _record(out, at, table, ops, lens, forward, reverse, bounds, raw, name_lo, name_hi, seq, qual_lo, ref,
+                     rec_starts, names, name_off, comp, rg, rg_length, opts, r, primary[r], quality[r], sub[r], False,
+                     False, False, -1, 0)
+        mapped += primary[r] >= 0
     starts[reads] = at
     return at, mapped
+
+
+@njit(nogil=True, cache=True)
+def report_pairs(table, n, ops, lens, forward, reverse, bounds, raw, name_lo, name_hi, seq, qual_lo, ref, rec_starts,
+                 names, name_off, comp, rg, opts, first_row, primary, quality, sub, proper, out, starts):
+    """The records of each pair r (sam.records with a Pairing): read r is its first end, read r
+    + half its second, of a batch of 2 half reads; primary, quality and sub per read (from
+    choose_reads, then pair_choices); proper[r]: 0 or 1, or 2 for a pair written by the Python
+    path (left empty). Pair r's records at out[starts[r]:starts[r + 1]]. Returns (bytes
+    written, reads mapped), or (-1, 0) when out is too small."""
+    half = (bounds.size - 1) // 2
+    rg_length = 0 if rg[0] == 0 else rg.size
+    longest = _longest(name_off)
+    at, mapped = 0, 0
+    for r in range(half):
+        starts[r] = at
+        if proper[r] == 2:
+            continue
+        for end in range(2):
+            k, mate = r + end * half, r + (1 - end) * half
+            mate_runs = table[primary[mate], C_RUNS] if primary[mate] >= 0 else 0
+            if at + _room(table, first_row, bounds, name_lo, name_hi, k, longest, rg_length) + 24 * mate_runs > out.size:
+                return -1, 0
+            at = _record(out, at, table, ops, lens, forward, reverse, bounds, raw, name_lo, name_hi, seq, qual_lo,
+                         ref, rec_starts, names, name_off, comp, rg, rg_length, opts, k, primary[k], quality[k],
+                         sub[k], True, end == 0, proper[r] == 1, primary[mate], bounds[mate + 1] - bounds[mate])
+            mapped += primary[k] >= 0
+    starts[half] = at
+    return at, mapped
+
+
+@njit(nogil=True, cache=True)
+def pair_choices(table, first_row, primary, quality, more, insert, unpaired, opts, proper):
+    """pairs.PairBatches._pair where it needs no rescue and no second candidate: each end of pair
+    r (reads r and r + half) has one placement, both reported, facing each other within the
+    insert size (insert: mean, std, low, high): the pair's score against the ends' own, MAPQs
+    raised by the pair's lead. proper[r]: 1 a proper pair, 0 ends placed apart (also every pair
+    when insert[3] < 0: no estimate), 2 left to the Python path."""
+    half = primary.size // 2
+    mean, std, low, high = insert[0], insert[1], insert[2], insert[3]
+    match = opts[R_MATCH]
+    for r in range(half):
+        a, b = primary[r], primary[r + half]
+        if more[r] or more[r + half]:
+            proper[r] = 2
+            continue
+        if high < 0:
+            proper[r] = 0
+            continue
+        proper[r] = 2
+        if a < 0 or b < 0 or first_row[r + 1] - first_row[r] != 1 or first_row[r + half + 1] - first_row[r + half] != 1:
+            continue
+        if table[a, C_RECORD] != table[b, C_RECORD] or table[a, C_STRAND] == table[b, C_STRAND]:
+            continue
+        fwd, rev = (a, b) if table[a, C_STRAND] == 0 else (b, a)
+        rev_end = table[rev, C_POSITION] + table[rev, C_SPAN]
+        if table[fwd, C_POSITION] > rev_end:
+            continue
+        d = rev_end - table[fwd, C_POSITION]
+        if not low <= d <= high:
+            continue
+        z = abs(d - mean) / std
+        tail = max(math.erfc(z / math.sqrt(2)), 1e-300)
+        scores = table[a, C_SCORE] + table[b, C_SCORE]
+        best = scores + 0.721 * math.log(2 * tail) * match
+        apart = scores - unpaired
+        if best < apart:
+            proper[r] = 0
+            continue
+        runner_up = max(0, apart)
+        q_pair = min(60, int(6.02 * (best - runner_up) / match + 0.499))
+        for k in (r, r + half):
+            quality[k] = max(quality[k], min(q_pair, quality[k] + 40))
+        proper[r] = 1
 
 
 @njit(inline="always", nogil=True)
