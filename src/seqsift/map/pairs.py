@@ -169,7 +169,6 @@ class PairBatches:
         """Both ends placed and chosen as one batch (end 1's reads, then end 2's) by the
         compiled steps (batch_sam.PairReport); the pairs those leave (a rescue, several
         candidates, chimeric or -a ends) by _pair and sam.records, in their place."""
-        m, o = self.mapper, self.mapper.options
         first, second = batches
         half = len(first)
         both = joined(first, second)
