@@ -405,3 +405,29 @@ def test_bad_inputs_are_clear_errors(genome, tmp_path):
     with pytest.raises(UsageError, match="seed_length"):
         MapOptions(seed_length=40)
     assert not (tmp_path / "o.sam").exists()
+
+
+def test_chain_kernel_matches_the_oracle(rng):
+    """seeding's compiled chaining against tests/naive.seed_chains on random hit lists: repeated
+    pieces (tandem repeats), both strands, near and far diagonals, pieces over the occurrence cap."""
+    from seqsift.map.seeding import _CHAIN_HITS
+    from tests.naive import seed_chains
+
+    for _ in range(200):
+        reads = int(rng.integers(1, 8))
+        per_read = rng.integers(0, 6, reads)
+        piece_read = np.repeat(np.arange(reads), per_read).astype(np.int64)
+        counts = rng.integers(0, 8, piece_read.size).astype(np.int64)
+        listed = np.minimum(counts, rng.integers(0, 4, piece_read.size))
+        piece = np.repeat(np.arange(piece_read.size), listed).astype(np.int64)
+        strand = rng.integers(0, 2, piece.size).astype(np.int64)
+        diag = (rng.integers(0, 3, piece.size) * 60 + rng.integers(0, 30, piece.size)).astype(np.int64)
+        text_pos = rng.integers(0, 10_000, piece.size).astype(np.int64)
+        band, gap, cap = int(rng.integers(1, 20)), int(rng.integers(10, 80)), int(rng.integers(2, 8))
+        room = max(piece.size, 1)
+        offsets = np.empty(reads + 1, np.int64)
+        out = [np.empty(room, np.int64) for _ in range(5)]
+        total = _CHAIN_HITS(piece_read, piece, strand, text_pos, diag, counts, cap, band, gap, reads, offsets, *out)
+        got = [[tuple(int(a[c]) for a in out) for c in range(offsets[r], offsets[r + 1])] for r in range(reads)]
+        assert got == seed_chains(piece_read, piece, strand, text_pos, diag, counts, cap, band, gap, reads)
+        assert offsets[reads] == total
