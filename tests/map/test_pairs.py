@@ -200,3 +200,27 @@ def test_compiled_pairs_equal_the_python_path(genome, rng, tmp_path, batch_reads
         assert got == job.in_python(batches)
         proper += sum(int(line.split(b"\t")[1]) & 2 > 0 for line in got[0].splitlines())
     assert proper == 0 if batch_reads == 8 else proper > 200
+
+
+def test_pair_names_are_compared_as_pair_name_compares_them(rng, tmp_path):
+    from seqsift.fmindex.reference import READ_CODE
+    from seqsift.io.reads import read_reads
+    from seqsift.map.pairs import _misnamed
+
+    stems = ["a", "ab", "r1", "x/3", "é", "/1", "long_name_" + "q" * 30]
+    names = [[], []]
+    for _ in range(300):
+        stem = stems[int(rng.integers(0, len(stems)))]
+        other = stem if rng.random() < 0.7 else stems[int(rng.integers(0, len(stems)))]
+        names[0].append(stem + ["", "/1", "/2"][int(rng.integers(0, 3))])
+        names[1].append(other + ["", "/1", "/2"][int(rng.integers(0, 3))])
+    batches = []
+    for k in (0, 1):
+        path = tmp_path / f"{k}.fq"
+        path.write_text("".join(f"@{n}\nACGT\n+\nIIII\n" for n in names[k]), encoding="utf-8")
+        (batch,) = list(read_reads(path, 1000, READ_CODE))
+        batches.append(batch)
+    a, b = batches
+    flagged = _misnamed(a, b)
+    truly = [r for r in range(300) if pair_name(a.name(r)) != pair_name(b.name(r))]
+    assert [r for r in flagged if r in truly] == truly and len(truly) > 20

@@ -98,12 +98,38 @@ def paired_batches(reads, mates, batch_reads: int, code_table: np.ndarray) -> It
         (a, i), (b, j) = held
         n = min(len(a) - i, len(b) - j)
         first, second = _part(a, i, i + n), _part(b, j, j + n)
-        for r in range(n):
+        for r in _misnamed(first, second):
             if pair_name(first.name(r)) != pair_name(second.name(r)):
                 raise FormatError(paths[1], _line(second, r), f"read {second.name(r)!r} (read {second.first + r + 1}) "
                                   f"does not match its mate {first.name(r)!r} in {paths[0]} (line {_line(first, r)})")
         held[0], held[1] = (a, i + n), (b, j + n)
         yield first, second
+
+
+def _pair_name_spans(batch: ReadBatch) -> tuple[np.ndarray, np.ndarray]:
+    """(start, end) in batch.raw of every read's name without a trailing /1 or /2 (pair_name)."""
+    lo, hi = batch.name_lo, batch.name_hi
+    raw = batch.raw
+    long = hi - lo > 2
+    slash = raw[np.maximum(hi - 2, 0)] == ord("/")
+    digit = (raw[np.maximum(hi - 1, 0)] == ord("1")) | (raw[np.maximum(hi - 1, 0)] == ord("2"))
+    return lo, np.where(long & slash & digit, hi - 2, hi)
+
+
+def _misnamed(a: ReadBatch, b: ReadBatch) -> list[int]:
+    """The reads r whose pair names may differ between a and b, in order (the names'
+    bytes compared; the caller compares the decoded names, as the error message shows them)."""
+    (alo, ahi), (blo, bhi) = _pair_name_spans(a), _pair_name_spans(b)
+    length = ahi - alo
+    differ = length != bhi - blo
+    same = np.flatnonzero(~differ & (length > 0))
+    if same.size:
+        size = length[same]
+        ends = np.cumsum(size)
+        inside = np.arange(int(ends[-1])) - np.repeat(ends - size, size)
+        unequal = a.raw[np.repeat(alo[same], size) + inside] != b.raw[np.repeat(blo[same], size) + inside]
+        differ[same] = np.logical_or.reduceat(unequal, ends - size)
+    return np.flatnonzero(differ).tolist()
 
 
 def _facing(a: Placement, b: Placement) -> int | None:
