@@ -69,8 +69,8 @@ def test_mapq_kernel_is_scoring_mapq(rng):
 
 def test_choose_kernel_is_choose_on_random_placements(rng):
     """choose_one on random tables of placements (overlapping, same places, equal scores) agrees
-    with choose.choose on their Placement objects: primary, sub, MAPQ and whether more records
-    follow."""
+    with choose.choose on their Placement objects: primary, sub, MAPQ, XA alternatives and
+    whether more records follow."""
     from seqsift.map._report import choose_one, mapq as compiled_mapq
     from seqsift.map.batch_sam import report_options
     from seqsift.map.choose import choose
@@ -79,7 +79,7 @@ def test_choose_kernel_is_choose_on_random_placements(rng):
     o = MapOptions()
     opts = report_options(o)
     length = 150
-    checked = 0
+    checked = alternatives = 0
     for _ in range(400):
         k = int(rng.integers(1, 7))
         qb = rng.integers(0, 60, k)
@@ -97,14 +97,17 @@ def test_choose_kernel_is_choose_on_random_placements(rng):
         ops, lens = np.zeros(k, np.int64), (qe - qb).astype(np.int64)
         (placements,) = placements_of(rows, ops, lens, np.array([0, length]))
         chosen = choose(placements, o)
-        p, sub, near, more = choose_one(rows, 0, k, length, opts, np.empty(k, np.int64))
+        alts = np.empty(k, np.int64)
+        p, sub, near, more, listed = choose_one(rows, 0, k, length, opts, np.empty(k, np.int64), alts)
         assert more == (len(chosen) > 1)
         if p < 0:
             assert not chosen
             continue
         assert placements[p] is chosen[0].placement and sub == chosen[0].sub
+        assert [placements[a] for a in alts[:listed]] == list(chosen[0].alternatives)
+        alternatives += listed > 0
         q = compiled_mapq(o.match, o.mismatch, o.seed_length, int(rows[p, 6]), sub, near, int(qe[p] - qb[p]),
                           int(rows[p, 8]))
         assert q == chosen[0].mapq
         checked += 1
-    assert checked > 200
+    assert checked > 200 and alternatives > 20

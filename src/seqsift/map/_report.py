@@ -17,6 +17,8 @@ from seqsift.map.layout import (C_OPS, C_POSITION, C_QB, C_QE, C_READ, C_RECORD,
 
 # options of report_single, one int64 array (batch_sam.report_options)
 R_MATCH, R_MISMATCH, R_OPEN, R_EXTEND, R_MIN_SCORE, R_SEED_LENGTH, R_SECONDARY = range(7)
+XA_DROP = 0.8  # choose.XA_DROP and XA_HITS
+XA_HITS = 5
 _CIGAR = b"MIDNS"
 _LETTERS = b"ACGTN"
 
@@ -105,18 +107,19 @@ def _before(table, a, b):
 
 
 @njit(nogil=True, cache=True)
-def choose_one(table, first, last, length, opts, order):
+def choose_one(table, first, last, length, opts, order, alts):
     """choose.choose for the rows [first, last) of one read: (primary row or -1 when unmapped,
     sub, near-best count, whether more records follow it: a supplementary part, or with
-    R_SECONDARY a secondary one). order: scratch of at least last - first entries."""
+    R_SECONDARY a secondary one; its XA alternatives, written to alts). order and alts: scratch
+    of at least last - first entries."""
     min_score = opts[R_MIN_SCORE]
     count = last - first
     if count == 1:
         if table[first, C_SCORE] < min_score:
-            return -1, 0, 0, False
-        return first, 0, 0, False
+            return -1, 0, 0, False, 0
+        return first, 0, 0, False, 0
     if count == 0:
-        return -1, 0, 0, False
+        return -1, 0, 0, False, 0
     for k in range(count):  # insertion sort: stable, as Python's sorted
         row = first + k
         at = k
@@ -141,45 +144,55 @@ def choose_one(table, first, last, length, opts, order):
             best = d
             break
     if best < 0:
-        return -1, 0, 0, False
+        return -1, 0, 0, False, 0
     p = order[best]
     score = table[p, C_SCORE]
     tolerance = max(opts[R_MATCH] + opts[R_MISMATCH], opts[R_OPEN] + opts[R_EXTEND])
-    sub, rivals, near = 0, 0, 0
+    sub, rivals, near, listed = 0, 0, 0, 0
     for d in range(distinct):
         if d != best and _read_overlap(table, p, order[d], length):
             s = table[order[d], C_SCORE]
             sub = max(sub, s) if rivals else s
             rivals += 1
             near += s >= score - tolerance
+            if s >= XA_DROP * score:
+                alts[listed] = order[d]
+                listed += 1
     if rivals and sub >= score:
         near -= 1
+    if opts[R_SECONDARY] or listed > XA_HITS:
+        listed = 0
     more = False
     for d in range(best + 1, distinct):  # another part of the read (supplementary), or a secondary
         if table[order[d], C_SCORE] >= min_score and (opts[R_SECONDARY] or not _read_overlap(table, order[d], p,
                                                                                              length)):
             more = True
             break
-    return p, sub, max(near, 0), more
+    return p, sub, max(near, 0), more, listed
 
 
 @njit(nogil=True, cache=True)
-def choose_reads(table, n, bounds, opts, first_row, primary, sub, quality, more):
+def choose_reads(table, n, bounds, opts, first_row, primary, sub, quality, more, alt_start, alts):
     """choose_one and MAPQ for every read of a batch: first_row[r] (its rows are [first_row[r],
-    first_row[r + 1])), primary[r] (row, -1 when unmapped), sub[r], quality[r], more[r]."""
+    first_row[r + 1])), primary[r] (row, -1 when unmapped), sub[r], quality[r], more[r], and
+    its XA alternatives' rows alts[alt_start[r]:alt_start[r + 1]]."""
     order = np.empty(max(n, 1), np.int64)
     row = 0
+    listed = 0
     for r in range(bounds.size - 1):
         first_row[r] = row
+        alt_start[r] = listed
         while row < n and table[row, C_READ] == r:
             row += 1
-        p, s, near, m = choose_one(table, first_row[r], row, bounds[r + 1] - bounds[r], opts, order)
+        p, s, near, m, k = choose_one(table, first_row[r], row, bounds[r + 1] - bounds[r], opts, order, alts[listed:])
+        listed += k
         primary[r], sub[r], more[r] = p, s, m
         quality[r] = 0
         if p >= 0:
             quality[r] = mapq(opts[R_MATCH], opts[R_MISMATCH], opts[R_SEED_LENGTH], table[p, C_SCORE], s, near,
                               table[p, C_QE] - table[p, C_QB], table[p, C_SPAN])
     first_row[bounds.size - 1] = row
+    alt_start[bounds.size - 1] = listed
 
 
 @njit(inline="always", nogil=True)
@@ -217,9 +230,10 @@ def _five_prime(table, p):
 
 @njit(nogil=True, cache=True)
 def _record(out, at, table, ops, lens, forward, reverse, bounds, raw, name_lo, name_hi, seq, qual_lo, ref, rec_starts,
-            names, name_off, comp, rg, rg_length, opts, k, p, q, sub, paired, first, proper, mate, mate_length):
+            names, name_off, comp, rg, rg_length, opts, k, p, q, sub, alts, a0, a1, paired, first, proper, mate,
+            mate_length):
     """Read k's one SAM record at out[at:] (sam.records): placement row p (-1: unmapped), MAPQ q,
-    XS sub; paired: its pair's flags, RNEXT, PNEXT, TLEN and MC from the mate's row (-1:
+    XS sub, XA alternatives' rows alts[a0:a1]; paired: its pair's flags, RNEXT, PNEXT, TLEN and MC from the mate's row (-1:
     unmapped; mate_length: the mate read's length), the name without /1 or /2. Returns the index
     after it."""
     size = forward.size
@@ -327,6 +341,11 @@ def _record(out, at, table, ops, lens, forward, reverse, bounds, raw, name_lo, n
         at = _put_signed(out, at, score)
         at = _put_text(out, at, b"\tXS:i:")
         at = _put_signed(out, at, sub)
+        if a1 > a0:
+            at = _put_text(out, at, b"\tXA:Z:")
+            for x in range(a0, a1):
+                at = _put_alternative(out, at, table, ops, lens, forward, reverse, bounds, k, ref, rec_starts, names,
+                                      name_off, alts[x])
     if paired and mate >= 0:
         at = _put_text(out, at, b"\tMC:Z:")
         at = _put_cigar(out, at, table, ops, lens, mate, mate_length)
@@ -337,14 +356,36 @@ def _record(out, at, table, ops, lens, forward, reverse, bounds, raw, name_lo, n
     return at + 1
 
 
+@njit(nogil=True, cache=True)
+def _put_alternative(out, at, table, ops, lens, forward, reverse, bounds, k, ref, rec_starts, names, name_off, a):
+    """One XA entry of read k: record,+-position,CIGAR,NM; (placement row a)."""
+    size = forward.size
+    lo, hi = bounds[k], bounds[k + 1]
+    at = _put_name(out, at, names, name_off, table[a, C_RECORD])
+    out[at] = 44
+    out[at + 1] = 45 if table[a, C_STRAND] else 43
+    at = _put_int(out, at + 2, table[a, C_POSITION] + 1)
+    out[at] = 44
+    at = _put_cigar(out, at + 1, table, ops, lens, a, hi - lo)
+    out[at] = 44
+    read = forward[lo:hi] if table[a, C_STRAND] == 0 else reverse[size - hi : size - lo]
+    start = rec_starts[table[a, C_RECORD]] + table[a, C_POSITION]
+    window = ref[start : start + table[a, C_SPAN]]
+    o0 = table[a, C_OPS]
+    at = _put_int(out, at + 1, _edit_distance(read, window, table[a, C_QB], ops, lens, o0, o0 + table[a, C_RUNS]))
+    out[at] = 59
+    return at + 1
+
+
 @njit(inline="always", nogil=True)
 def _room(table, first_row, bounds, name_lo, name_hi, k, longest, rg_length):
     """A generous bound on read k's record bytes: name, SEQ, QUAL, CIGAR, MD (<= 12 a base),
-    the mate's CIGAR, names and fixed fields."""
+    the mate's CIGAR, XA's (at most XA_HITS), names and fixed fields."""
     runs = 0
     for row in range(first_row[k], first_row[k + 1]):
         runs = max(runs, table[row, C_RUNS])
-    return name_hi[k] - name_lo[k] + 14 * (bounds[k + 1] - bounds[k]) + 24 * (runs + 4) + 2 * longest + rg_length + 300
+    return name_hi[k] - name_lo[k] + 14 * (bounds[k + 1] - bounds[k]) + 7 * (24 * (runs + 4) + longest + 60) \
+        + rg_length + 300
 
 
 @njit(inline="always", nogil=True)
@@ -366,7 +407,8 @@ def report_single(table, n, ops, lens, forward, reverse, bounds, raw, name_lo, n
     first_row = np.empty(reads + 1, np.int64)
     primary, sub, quality = np.empty(reads, np.int64), np.empty(reads, np.int64), np.empty(reads, np.int64)
     more = np.empty(reads, np.bool_)
-    choose_reads(table, n, bounds, opts, first_row, primary, sub, quality, more)
+    alt_start, alts = np.empty(reads + 1, np.int64), np.empty(max(n, 1), np.int64)
+    choose_reads(table, n, bounds, opts, first_row, primary, sub, quality, more, alt_start, alts)
     rg_length = 0 if rg[0] == 0 else rg.size
     longest = _longest(name_off)
     at, mapped = 0, 0
@@ -381,8 +423,8 @@ def report_single(table, n, ops, lens, forward, reverse, bounds, raw, name_lo, n
         if at + _room(table, first_row, bounds, name_lo, name_hi, r, longest, rg_length) > out.size:
             return -1, 0
         at = _record(out, at, table, ops, lens, forward, reverse, bounds, raw, name_lo, name_hi, seq, qual_lo, ref,
-                     rec_starts, names, name_off, comp, rg, rg_length, opts, r, primary[r], quality[r], sub[r], False,
-                     False, False, -1, 0)
+                     rec_starts, names, name_off, comp, rg, rg_length, opts, r, primary[r], quality[r], sub[r], alts,
+                     alt_start[r], alt_start[r + 1], False, False, False, -1, 0)
         mapped += primary[r] >= 0
     starts[reads] = at
     return at, mapped
@@ -390,10 +432,10 @@ def report_single(table, n, ops, lens, forward, reverse, bounds, raw, name_lo, n
 
 @njit(nogil=True, cache=True)
 def report_pairs(table, n, ops, lens, forward, reverse, bounds, raw, name_lo, name_hi, seq, qual_lo, ref, rec_starts,
-                 names, name_off, comp, rg, opts, first_row, primary, quality, sub, proper, out, starts):
+                 names, name_off, comp, rg, opts, first_row, primary, quality, sub, alt_start, alts, proper, out, starts):
     """The records of each pair r (sam.records with a Pairing): read r is its first end, read r
     + half its second, of a batch of 2 half reads; primary, quality and sub per read (from
-    choose_reads, then pair_choices); proper[r]: 0 or 1, or 2 for a pair written by the Python
+    choose_reads, then pair_choices; alt_start and alts: choose_reads' XA alternatives); proper[r]: 0 or 1, or 2 for a pair written by the Python
     path (left empty). Pair r's records at out[starts[r]:starts[r + 1]]. Returns (bytes
     written, reads mapped), or (-1, 0) when out is too small."""
     half = (bounds.size - 1) // 2
@@ -411,7 +453,8 @@ def report_pairs(table, n, ops, lens, forward, reverse, bounds, raw, name_lo, na
                 return -1, 0
             at = _record(out, at, table, ops, lens, forward, reverse, bounds, raw, name_lo, name_hi, seq, qual_lo,
                          ref, rec_starts, names, name_off, comp, rg, rg_length, opts, k, primary[k], quality[k],
-                         sub[k], True, end == 0, proper[r] == 1, primary[mate], bounds[mate + 1] - bounds[mate])
+                         sub[k], alts, alt_start[k], alt_start[k + 1], True, end == 0, proper[r] == 1, primary[mate],
+                         bounds[mate + 1] - bounds[mate])
             mapped += primary[k] >= 0
     starts[half] = at
     return at, mapped

@@ -21,13 +21,13 @@ _REPORT = Kernel("seqsift.map._report", "report_single",
                  "int64[:] int8[:] int64[:] uint8[:] int64[:] uint8[:] uint8[:] int64[:] uint8[:] int64[:] uint8[:]",
                  results=2)
 _CHOOSE = Kernel("seqsift.map._report", "choose_reads",
-                 "int64[:,:] int64 int64[:] int64[:] int64[:] int64[:] int64[:] int64[:] uint8[:]")
+                 "int64[:,:] int64 int64[:] int64[:] int64[:] int64[:] int64[:] int64[:] uint8[:] int64[:] int64[:]")
 _PAIR = Kernel("seqsift.map._report", "pair_choices",
                "int64[:,:] int64[:] int64[:] int64[:] uint8[:] float64[:] int64 int64[:] uint8[:]")
 _REPORT_PAIRS = Kernel("seqsift.map._report", "report_pairs",
                        "int64[:,:] int64 int64[:] int64[:] int8[:] int8[:] int64[:] uint8[:] int64[:] int64[:] uint8[:] "
                        "int64[:] int8[:] int64[:] uint8[:] int64[:] uint8[:] uint8[:] int64[:] int64[:] int64[:] "
-                       "int64[:] int64[:] uint8[:] uint8[:] int64[:]", results=2)
+                       "int64[:] int64[:] int64[:] int64[:] uint8[:] uint8[:] int64[:]", results=2)
 
 # sam.py's complement (ACGTN and acgtn; any other letter stays)
 COMPLEMENT = np.arange(256, dtype=np.uint8)
@@ -99,7 +99,8 @@ class SingleReport(_Report):
 class PairRun:
     """A batch of both ends (pairs.joined) placed and each read chosen alone: the placement
     table (layout.C_* columns), per read its first row, primary row, XS, MAPQ and whether more
-    records follow; proper per pair once finished (0, 1, or 2: left to pairs.py)."""
+    records follow, its XA alternatives' rows alts[alt_start[r]:alt_start[r + 1]]; proper per pair
+    once finished (0, 1, or 2: left to pairs.py)."""
 
     batch: object
     forward: np.ndarray
@@ -113,6 +114,8 @@ class PairRun:
     sub: np.ndarray
     quality: np.ndarray
     more: np.ndarray
+    alt_start: np.ndarray
+    alts: np.ndarray
     proper: np.ndarray | None = None
 
 
@@ -126,8 +129,9 @@ class PairReport(_Report):
         reads = len(both)
         run = PairRun(both, forward, reverse, n, table, ops, lens, np.empty(reads + 1, np.int64),
                       np.empty(reads, np.int64), np.empty(reads, np.int64), np.empty(reads, np.int64),
-                      np.empty(reads, np.uint8))
-        _CHOOSE(table, n, both.bounds, self.opts, run.first_row, run.primary, run.sub, run.quality, run.more)
+                      np.empty(reads, np.uint8), np.empty(reads + 1, np.int64), np.empty(max(n, 1), np.int64))
+        _CHOOSE(table, n, both.bounds, self.opts, run.first_row, run.primary, run.sub, run.quality, run.more,
+                run.alt_start, run.alts)
         return run
 
     def finish(self, run: PairRun, insert, unpaired: int) -> tuple[np.ndarray, np.ndarray, int, int]:
@@ -147,7 +151,8 @@ class PairReport(_Report):
             used, mapped = _REPORT_PAIRS(run.table, run.n, run.ops, run.lens, run.forward, run.reverse, both.bounds,
                                          both.raw, both.name_lo, both.name_hi, both.seq, both.qual_lo, m.ref_codes,
                                          ref.starts, self.names[0], self.names[1], COMPLEMENT, self.rg, self.opts,
-                                         run.first_row, run.primary, run.quality, run.sub, run.proper, out, starts)
+                                         run.first_row, run.primary, run.quality, run.sub, run.alt_start, run.alts,
+                                         run.proper, out, starts)
             if used >= 0:
                 return out, starts, used, mapped
             room *= 2

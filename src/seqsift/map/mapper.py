@@ -35,6 +35,7 @@ class Mapped:
     nm: list[int]
     md: list[str]
     references: list[str]
+    alternative_nm: list[list[int]] | None = None  # per alignment, NM of each of its XA alternatives
 
     @property
     def mapped(self) -> bool:
@@ -81,11 +82,12 @@ class Mapper:
         ext = self.extender()
         lo, hi = batch.bounds[r], batch.bounds[r + 1]
         marks = [ext.nm_md(c.placement, reads[c.placement.strand]) for c in chosen]
+        alternative_nm = [[ext.nm_md(a, reads[a.strand])[0] for a in c.alternatives] for c in chosen]
         qual = None if batch.qual_lo[r] < 0 else batch.raw[batch.qual_lo[r] : batch.qual_lo[r] + hi - lo].tobytes()
         name = batch.name(r)
         return Mapped(name=rename(name) if rename else name, seq=batch.seq[lo:hi].tobytes(), qual=qual, alignments=chosen,
                       nm=[m[0] for m in marks], md=[m[1] for m in marks],
-                      references=[self.index.names[c.placement.record] for c in chosen])
+                      references=[self.index.names[c.placement.record] for c in chosen], alternative_nm=alternative_nm)
 
     def __call__(self, batch) -> list[Mapped]:
         return [self.report(batch, r, reads, choose(placements, self.options))
