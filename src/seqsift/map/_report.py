@@ -10,10 +10,12 @@ instead, and written by the Python path: such reads are a fraction of a percent.
 import math
 
 import numpy as np
-from numba import njit, uint8, uint64
+from numba import njit
 
+from seqsift.fmindex._output_cpu import _put_int, _put_text
+from seqsift.map._extend import differences
 from seqsift.map.layout import (C_OPS, C_POSITION, C_QB, C_QE, C_READ, C_RECORD, C_RUNS, C_SCORE, C_SPAN, C_STRAND,
-                                C_TOTAL, OP_D, OP_I, OP_M)
+                                C_TOTAL)
 
 # options of report_single, one int64 array (batch_sam.report_options)
 R_MATCH, R_MISMATCH, R_OPEN, R_EXTEND, R_MIN_SCORE, R_SEED_LENGTH, R_SECONDARY = range(7)
@@ -24,34 +26,11 @@ _LETTERS = b"ACGTN"
 
 
 @njit(inline="always", nogil=True)
-def _put_int(out, at, value):
-    """The decimal digits of value (>= 0) at out[at:]; returns the index after them."""
-    v = uint64(value)
-    digits = 1
-    while v >= uint64(10):
-        digits += 1
-        v //= uint64(10)
-    v = uint64(value)
-    for i in range(digits - 1, -1, -1):
-        out[at + i] = uint8(48) + uint8(v % uint64(10))
-        v //= uint64(10)
-    return at + digits
-
-
-@njit(inline="always", nogil=True)
 def _put_signed(out, at, value):
     if value < 0:
         out[at] = 45
         return _put_int(out, at + 1, -value)
     return _put_int(out, at, value)
-
-
-@njit(inline="always", nogil=True)
-def _put_text(out, at, text):
-    for c in text:
-        out[at] = c
-        at += 1
-    return at
 
 
 @njit(nogil=True, cache=True)
@@ -231,11 +210,11 @@ def _five_prime(table, p):
 @njit(nogil=True, cache=True)
 def _record(out, at, table, ops, lens, forward, reverse, bounds, raw, name_lo, name_hi, seq, qual_lo, ref, rec_starts,
             names, name_off, comp, rg, rg_length, opts, k, p, q, sub, alts, a0, a1, paired, first, proper, mate,
-            mate_length):
+            mate_length, event_at, event_length):
     """Read k's one SAM record at out[at:] (sam.records): placement row p (-1: unmapped), MAPQ q,
     XS sub, XA alternatives' rows alts[a0:a1]; paired: its pair's flags, RNEXT, PNEXT, TLEN and MC from the mate's row (-1:
-    unmapped; mate_length: the mate read's length), the name without /1 or /2. Returns the index
-    after it."""
+    unmapped; mate_length: the mate read's length), the name without /1 or /2; event_at and
+    event_length: differences' scratch (_scratch). Returns the index after it."""
     size = forward.size
     lo, hi = bounds[k], bounds[k + 1]
     length = hi - lo
@@ -334,9 +313,10 @@ def _record(out, at, table, ops, lens, forward, reverse, bounds, raw, name_lo, n
             at = _put_text(out, at, b"\tMD:Z:")
             at = _put_int(out, at, length)
         else:
-            at = _put_int(out, at, _edit_distance(read, window, qb, ops, lens, o0, o1))
+            nm, events = differences(read, window, qb, ops[o0:o1], lens[o0:o1], event_at, event_length)
+            at = _put_int(out, at, nm)
             at = _put_text(out, at, b"\tMD:Z:")
-            at = _put_md(out, at, read, window, qb, ops, lens, o0, o1)
+            at = _put_md(out, at, window, events, event_at, event_length)
         at = _put_text(out, at, b"\tAS:i:")
         at = _put_signed(out, at, score)
         at = _put_text(out, at, b"\tXS:i:")
@@ -345,7 +325,7 @@ def _record(out, at, table, ops, lens, forward, reverse, bounds, raw, name_lo, n
             at = _put_text(out, at, b"\tXA:Z:")
             for x in range(a0, a1):
                 at = _put_alternative(out, at, table, ops, lens, forward, reverse, bounds, k, ref, rec_starts, names,
-                                      name_off, alts[x])
+                                      name_off, alts[x], event_at, event_length)
     if paired and mate >= 0:
         at = _put_text(out, at, b"\tMC:Z:")
         at = _put_cigar(out, at, table, ops, lens, mate, mate_length)
@@ -357,7 +337,8 @@ def _record(out, at, table, ops, lens, forward, reverse, bounds, raw, name_lo, n
 
 
 @njit(nogil=True, cache=True)
-def _put_alternative(out, at, table, ops, lens, forward, reverse, bounds, k, ref, rec_starts, names, name_off, a):
+def _put_alternative(out, at, table, ops, lens, forward, reverse, bounds, k, ref, rec_starts, names, name_off, a,
+                     event_at, event_length):
     """One XA entry of read k: record,+-position,CIGAR,NM; (placement row a)."""
     size = forward.size
     lo, hi = bounds[k], bounds[k + 1]
@@ -371,8 +352,9 @@ def _put_alternative(out, at, table, ops, lens, forward, reverse, bounds, k, ref
     read = forward[lo:hi] if table[a, C_STRAND] == 0 else reverse[size - hi : size - lo]
     start = rec_starts[table[a, C_RECORD]] + table[a, C_POSITION]
     window = ref[start : start + table[a, C_SPAN]]
-    o0 = table[a, C_OPS]
-    at = _put_int(out, at + 1, _edit_distance(read, window, table[a, C_QB], ops, lens, o0, o0 + table[a, C_RUNS]))
+    o0, o1 = table[a, C_OPS], table[a, C_OPS] + table[a, C_RUNS]
+    nm, _ = differences(read, window, table[a, C_QB], ops[o0:o1], lens[o0:o1], event_at, event_length)
+    at = _put_int(out, at + 1, nm)
     out[at] = 59
     return at + 1
 
@@ -411,6 +393,7 @@ def report_single(table, n, ops, lens, forward, reverse, bounds, raw, name_lo, n
     choose_reads(table, n, bounds, opts, first_row, primary, sub, quality, more, alt_start, alts)
     rg_length = 0 if rg[0] == 0 else rg.size
     longest = _longest(name_off)
+    event_at, event_length = _scratch(table, n, bounds)
     at, mapped = 0, 0
     for r in range(reads):
         starts[r] = at
@@ -424,7 +407,7 @@ def report_single(table, n, ops, lens, forward, reverse, bounds, raw, name_lo, n
             return -1, 0
         at = _record(out, at, table, ops, lens, forward, reverse, bounds, raw, name_lo, name_hi, seq, qual_lo, ref,
                      rec_starts, names, name_off, comp, rg, rg_length, opts, r, primary[r], quality[r], sub[r], alts,
-                     alt_start[r], alt_start[r + 1], False, False, False, -1, 0)
+                     alt_start[r], alt_start[r + 1], False, False, False, -1, 0, event_at, event_length)
         mapped += primary[r] >= 0
     starts[reads] = at
     return at, mapped
@@ -441,6 +424,7 @@ def report_pairs(table, n, ops, lens, forward, reverse, bounds, raw, name_lo, na
     half = (bounds.size - 1) // 2
     rg_length = 0 if rg[0] == 0 else rg.size
     longest = _longest(name_off)
+    event_at, event_length = _scratch(table, n, bounds)
     at, mapped = 0, 0
     for r in range(half):
         starts[r] = at
@@ -454,7 +438,7 @@ def report_pairs(table, n, ops, lens, forward, reverse, bounds, raw, name_lo, na
             at = _record(out, at, table, ops, lens, forward, reverse, bounds, raw, name_lo, name_hi, seq, qual_lo,
                          ref, rec_starts, names, name_off, comp, rg, rg_length, opts, k, primary[k], quality[k],
                          sub[k], alts, alt_start[k], alt_start[k + 1], True, end == 0, proper[r] == 1, primary[mate],
-                         bounds[mate + 1] - bounds[mate])
+                         bounds[mate + 1] - bounds[mate], event_at, event_length)
             mapped += primary[k] >= 0
     starts[half] = at
     return at, mapped
@@ -506,53 +490,30 @@ def pair_choices(table, first_row, primary, quality, more, insert, unpaired, opt
 
 
 @njit(inline="always", nogil=True)
-def _edit_distance(q, ref, qb, ops, lens, o0, o1):
-    """SAM's NM: differing bases (N matches nothing) plus inserted and deleted ones."""
-    i, j, nm = qb, 0, 0
-    for r in range(o0, o1):
-        n = lens[r]
-        if ops[r] == OP_M:
-            for k in range(n):
-                a, b = q[i + k], ref[j + k]
-                if a != b or a > 3:
-                    nm += 1
-            i += n
-            j += n
-        elif ops[r] == OP_I:
-            i += n
-            nm += n
-        else:
-            j += n
-            nm += n
-    return nm
-
-
-@njit(inline="always", nogil=True)
-def _put_md(out, at, q, ref, qb, ops, lens, o0, o1):
-    """SAM's MD as samtools calmd writes it: matching runs, differing reference bases, and ^
-    before a deletion's reference bases."""
-    i, j, done = qb, 0, 0
-    for r in range(o0, o1):
-        n = lens[r]
-        if ops[r] == OP_M:
-            for k in range(n):
-                a, b = q[i + k], ref[j + k]
-                if a != b or a > 3:
-                    at = _put_int(out, at, j + k - done)
-                    out[at] = _LETTERS[ref[j + k]]
-                    at += 1
-                    done = j + k + 1
-            i += n
-            j += n
-        elif ops[r] == OP_I:
-            i += n
-        elif ops[r] == OP_D:
-            at = _put_int(out, at, j - done)
+def _put_md(out, at, ref, events, event_at, event_length):
+    """SAM's MD from _extend.differences' events, as Extender.nm_md writes it: matching runs,
+    differing reference bases, and ^ before a deletion's reference bases."""
+    done = 0
+    for e in range(events):
+        where, n = event_at[e], event_length[e]
+        at = _put_int(out, at, where - done)
+        if n:
             out[at] = 94
             at += 1
-            for k in range(n):
-                out[at] = _LETTERS[ref[j + k]]
-                at += 1
-            j += n
-            done = j
+        for k in range(max(n, 1)):
+            out[at] = _LETTERS[ref[where + k]]
+            at += 1
+        done = where + max(n, 1)
     return _put_int(out, at, ref.size - done)
+
+
+@njit(nogil=True, cache=True)
+def _scratch(table, n, bounds):
+    """differences' event arrays for any alignment of the batch: one event per read base or run."""
+    longest = 0
+    for r in range(bounds.size - 1):
+        longest = max(longest, bounds[r + 1] - bounds[r])
+    runs = 0
+    for k in range(n):
+        runs = max(runs, table[k, C_RUNS])
+    return np.empty(longest + runs + 1, np.int64), np.empty(longest + runs + 1, np.int64)
