@@ -1,7 +1,9 @@
 """The mapper itself: a batch of reads in, each read's reported alignments out (Mapper), and the
 same as SAM records (SamBatches); the one object every way of running it (threads, Dask,
 pairs) calls. A batch is seeded in one FM-index search (seeding.py); each read's strongest chains
-are extended (extend.py), the results ranked (choose.py) and formatted (sam.py)."""
+are extended (extend.py); SamBatches then chooses and formats every read by compiled calls
+(batch_sam.py), Mapper.__call__ by the Python path (choose.py, sam.py) that batch_sam.py follows
+and falls back to."""
 
 from __future__ import annotations
 
