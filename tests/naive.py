@@ -313,3 +313,41 @@ def approx_hits(records, read: str, errors: int, distance: str, seeded: bool = F
             hits += [(k, name, s, strand, d) for s, d in found]
     hits.sort(key=lambda h: (h[4], h[0], h[2], h[3]))
     return [(name, s, strand, d) for _, name, s, strand, d in hits]
+
+
+def seed_chains(piece_read, piece, strand, text_pos, diag, counts, max_occurrences: int, band: int, chain_gap: int,
+                reads: int) -> list[list[tuple[int, int, int, int, int]]]:
+    """The read mapper's chains (map/seeding.py's rules), read by read, strongest first, as
+    (strand, lowest diagonal, highest diagonal, anchor text position, weight): hits of pieces
+    occurring at most max_occurrences times, sorted by (strand, diagonal, listed order), cut where
+    the strand changes or the diagonal steps by more than chain_gap; a group holding one piece
+    twice is cut again where it steps by more than band; weight = distinct pieces."""
+    per_read: list[list[tuple[int, int, int]]] = [[] for _ in range(reads)]
+    for i in range(len(piece)):
+        if counts[piece[i]] <= max_occurrences:
+            per_read[piece_read[piece[i]]].append((int(strand[i]), int(diag[i]), i))
+    result = []
+    for hits in per_read:
+        hits.sort()
+        groups: list[list[tuple[int, int, int]]] = []
+        for h in hits:
+            if groups and groups[-1][-1][0] == h[0] and h[1] - groups[-1][-1][1] <= chain_gap:
+                groups[-1].append(h)
+            else:
+                groups.append([h])
+        chains = []
+        for group in groups:
+            if len({piece[i] for _, _, i in group}) < len(group):
+                parts = [[group[0]]]
+                for h in group[1:]:
+                    if h[1] - parts[-1][-1][1] > band:
+                        parts.append([h])
+                    else:
+                        parts[-1].append(h)
+            else:
+                parts = [group]
+            for part in parts:
+                chains.append((part[0][0], part[0][1], part[-1][1], int(text_pos[part[0][2]]),
+                               len({piece[i] for _, _, i in part})))
+        result.append(sorted(chains, key=lambda c: -c[4]))
+    return result

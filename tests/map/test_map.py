@@ -371,6 +371,35 @@ def test_secondary_records_with_all(genome, tmp_path):
         assert second.get_tag("AS") == first.get_tag("AS") == 150 and second.get_tag("NM") == 0
 
 
+def test_xa_lists_the_other_copies_as_bwa_writes_them(genome, rng, tmp_path):
+    """A read in the repeat, with a difference or two, names the other copy in XA as
+    record,+-position,CIGAR,NM; (both strands), that alternative's NM agreeing with the
+    sequences; a unique read has no XA, and with -a (secondary records) none has, as bwa mem."""
+    ref_path, records, (rep_lo, rep_hi) = genome
+    two_lo = records["two"].index(records["one"][rep_lo:rep_hi])
+    piece = records["one"][rep_lo + 50 : rep_lo + 200]
+    piece = piece[:70] + "ACGT"[("ACGT".index(piece[70]) + 1) % 4] + piece[71:]
+    reads = [("fwd", piece, None), ("rev", reverse_complement(piece), None), ("uniq", records["one"][100:250], None)]
+    path = write_fastq(tmp_path / "r.fq", reads)
+    for secondary in (False, True):
+        out = tmp_path / f"{secondary}.sam"
+        map_reads(ref_path, path, out, options=MapOptions(secondary=secondary))
+        with pysam.AlignmentFile(str(out)) as sam:
+            primary = [r for r in sam if not r.is_secondary]
+        assert [r.query_name for r in primary] == ["fwd", "rev", "uniq"]
+        assert not primary[2].has_tag("XA")
+        for r in primary[:2]:
+            if secondary:
+                assert not r.has_tag("XA")
+                continue
+            (entry,) = r.get_tag("XA").rstrip(";").split(";")
+            name, signed, cigar, nm = entry.split(",")
+            other = "two" if r.reference_name == "one" else "one"
+            start = two_lo + 50 if other == "two" else rep_lo + 50
+            assert (name, signed[0], int(signed[1:])) == (other, "-" if r.is_reverse else "+", start + 1)
+            assert int(nm) == cigar_tags(r.query_sequence, records[other], start, cigar, *SCORES)[0] == 1
+
+
 def test_chimeric_read_gets_a_supplementary_record(genome, tmp_path):
     ref_path, records, _ = genome
     read = records["one"][1000:1080] + records["two"][500:580]
@@ -405,3 +434,29 @@ def test_bad_inputs_are_clear_errors(genome, tmp_path):
     with pytest.raises(UsageError, match="seed_length"):
         MapOptions(seed_length=40)
     assert not (tmp_path / "o.sam").exists()
+
+
+def test_chain_kernel_matches_the_oracle(rng):
+    """seeding's compiled chaining against tests/naive.seed_chains on random hit lists: repeated
+    pieces (tandem repeats), both strands, near and far diagonals, pieces over the occurrence cap."""
+    from seqsift.map.seeding import _CHAIN_HITS
+    from tests.naive import seed_chains
+
+    for _ in range(200):
+        reads = int(rng.integers(1, 8))
+        per_read = rng.integers(0, 6, reads)
+        piece_read = np.repeat(np.arange(reads), per_read).astype(np.int64)
+        counts = rng.integers(0, 8, piece_read.size).astype(np.int64)
+        listed = np.minimum(counts, rng.integers(0, 4, piece_read.size))
+        piece = np.repeat(np.arange(piece_read.size), listed).astype(np.int64)
+        strand = rng.integers(0, 2, piece.size).astype(np.int64)
+        diag = (rng.integers(0, 3, piece.size) * 60 + rng.integers(0, 30, piece.size)).astype(np.int64)
+        text_pos = rng.integers(0, 10_000, piece.size).astype(np.int64)
+        band, gap, cap = int(rng.integers(1, 20)), int(rng.integers(10, 80)), int(rng.integers(2, 8))
+        room = max(piece.size, 1)
+        offsets = np.empty(reads + 1, np.int64)
+        out = [np.empty(room, np.int64) for _ in range(5)]
+        total = _CHAIN_HITS(piece_read, piece, strand, text_pos, diag, counts, cap, band, gap, reads, offsets, *out)
+        got = [[tuple(int(a[c]) for a in out) for c in range(offsets[r], offsets[r + 1])] for r in range(reads)]
+        assert got == seed_chains(piece_read, piece, strand, text_pos, diag, counts, cap, band, gap, reads)
+        assert offsets[reads] == total

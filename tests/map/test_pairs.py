@@ -166,3 +166,61 @@ def test_compressed_and_fasta_pairs_map_as_plain_fastq(genome, rng, tmp_path):
     assert runs["gz"] == runs["plain"]
     assert [f[:10] for f in runs["fasta"]] == [f[:10] for f in runs["plain"]]
     assert {f[10] for f in runs["fasta"]} == {"*"}
+
+
+@pytest.mark.parametrize("batch_reads", [8, 60])  # 8: too few pairs for an insert size, so no pairing
+@pytest.mark.parametrize("secondary", [False, True])
+@pytest.mark.parametrize("rg_id", [None, "g1"])
+def test_compiled_pairs_equal_the_python_path(genome, rng, tmp_path, batch_reads, secondary, rg_id):
+    """PairBatches (the compiled choice and records, the Python path for the pairs it leaves)
+    writes the bytes PairBatches.in_python writes with every pair in Python: rescued mates,
+    random and chimeric ends, an end in a repeat, pairs on one strand, too far apart, and
+    unmapped ones."""
+    from seqsift.fmindex.reference import READ_CODE
+    from seqsift.map.mapper import Mapper, load_index
+    from seqsift.map.pairs import PairBatches, paired_batches
+    from seqsift.map.scoring import MapOptions
+
+    ref, records = genome
+    one, two = records["chr1"], records["chr2"]
+    pairs = simulate_pairs(rng, records, 150)
+    pairs += [("chimeric", one[100:180] + two[900:980], reverse_complement(one[500:650]), None),
+              ("same_strand", one[2000:2150], one[2400:2550], None),
+              ("far", one[3000:3150], reverse_complement(one[9000:9150]), None),
+              ("repeat", one[:150], reverse_complement(one[300:450]), None),
+              ("empty", "", one[5000:5150], None)]
+    path = tmp_path / "rep.fa"
+    path.write_text(f">chr1\n{one}\n>chr2\n{two}\n>copy\n{one[:200]}\n")
+    r1, r2 = write_pairs(tmp_path, pairs)
+    mapper = Mapper(load_index(path), MapOptions(secondary=secondary))
+    job = PairBatches(mapper, rg_id)
+    proper = 0
+    for batches in paired_batches(r1, r2, batch_reads, READ_CODE):
+        got = job(batches)
+        assert got == job.in_python(batches)
+        proper += sum(int(line.split(b"\t")[1]) & 2 > 0 for line in got[0].splitlines())
+    assert proper == 0 if batch_reads == 8 else proper > 200
+
+
+def test_pair_names_are_compared_as_pair_name_compares_them(rng, tmp_path):
+    from seqsift.fmindex.reference import READ_CODE
+    from seqsift.io.reads import read_reads
+    from seqsift.map.pairs import _misnamed
+
+    stems = ["a", "ab", "r1", "x/3", "é", "/1", "long_name_" + "q" * 30]
+    names = [[], []]
+    for _ in range(300):
+        stem = stems[int(rng.integers(0, len(stems)))]
+        other = stem if rng.random() < 0.7 else stems[int(rng.integers(0, len(stems)))]
+        names[0].append(stem + ["", "/1", "/2"][int(rng.integers(0, 3))])
+        names[1].append(other + ["", "/1", "/2"][int(rng.integers(0, 3))])
+    batches = []
+    for k in (0, 1):
+        path = tmp_path / f"{k}.fq"
+        path.write_text("".join(f"@{n}\nACGT\n+\nIIII\n" for n in names[k]), encoding="utf-8")
+        (batch,) = list(read_reads(path, 1000, READ_CODE))
+        batches.append(batch)
+    a, b = batches
+    flagged = _misnamed(a, b)
+    truly = [r for r in range(300) if pair_name(a.name(r)) != pair_name(b.name(r))]
+    assert [r for r in flagged if r in truly] == truly and len(truly) > 20

@@ -27,10 +27,13 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from seqsift.map.layout import (C_OPS, C_QB, C_QE, C_READ, C_RECORD, C_POSITION, C_RUNS, C_SCORE, C_SPAN, C_STRAND,
+                                C_TOTAL, OP_D, OP_I, OP_M, P_AMBIGUOUS, P_BAND, P_CLIP, P_EXTEND, P_MATCH, P_MAX_TRACE,
+                                P_MISMATCH, P_OPEN, P_UNGAPPED)
+
 NEG = -(1 << 40)
 START, DIAG, DEL, INS = 0, 1, 2, 3  # where H came from (2 bits)
 DEL_OPEN, INS_OPEN = 4, 8  # D / I opened here from H (else extended)
-OP_M, OP_I, OP_D = 0, 1, 2  # SAM's numbering of CIGAR operations
 
 
 @njit(nogil=True, cache=True, boundscheck=False)
@@ -197,11 +200,6 @@ def differences(q, ref, qb, ops, lens, at, length):
     return nm, events
 
 
-# params of place_chain and place_chains, one int64 array (MapOptions.kernel_params)
-P_MATCH, P_MISMATCH, P_AMBIGUOUS, P_OPEN, P_EXTEND, P_CLIP, P_BAND, P_UNGAPPED, P_MAX_TRACE = range(9)
-# columns of place_chains' table: one row a placement
-(C_READ, C_RECORD, C_POSITION, C_STRAND, C_QB, C_QE, C_SCORE, C_TOTAL, C_SPAN, C_OPS, C_RUNS) = range(11)
-
 
 @njit(nogil=True, cache=True, boundscheck=False)
 def place_chain(read, diag_lo, diag_hi, anchor, ref, rec_starts, rec_lengths, params, trace, ops, lens):
@@ -248,16 +246,15 @@ def place_chain(read, diag_lo, diag_hi, anchor, ref, rec_starts, rec_lengths, pa
 
 @njit(nogil=True, cache=True, boundscheck=False)
 def place_chains(forward, reverse, bounds, offsets, strand, diag_lo, diag_hi, anchor, weight, drop_ratio, max_chains,
-                 ref, rec_starts, rec_lengths, params):
-    """place_chain on each read's strongest chains (those weighing at least drop_ratio of its
-    best, at most max_chains): (placements, table of C_* columns a row, ops, lens), the runs of
-    row k at ops[table[k, C_OPS]:][:table[k, C_RUNS]]. Read r is forward[bounds[r]:bounds[r+1]]
-    and, reverse-complemented, reverse[size - bounds[r+1]:size - bounds[r]]."""
+                 ref, rec_starts, rec_lengths, params, table, ops_all, lens_all):
+    """place_chain on each read's strongest chains (those weighing at least drop_ratio[0] of its
+    best, at most max_chains), into table (C_* columns a row; as many rows as chains suffice)
+    and ops_all/lens_all: the runs of row k are ops_all[table[k, C_OPS]:][:table[k, C_RUNS]].
+    Read r is forward[bounds[r]:bounds[r+1]] and, reverse-complemented,
+    reverse[size - bounds[r+1]:size - bounds[r]]. Returns (placements, runs used), or (-1,
+    runs needed so far) when ops_all is too small (the caller grows it and calls again)."""
     size = forward.size
     n = 0
-    table = np.empty((max(1, offsets[-1]), 11), np.int64)
-    ops_all = np.empty(1024, np.int64)
-    lens_all = np.empty(1024, np.int64)
     used = 0
     trace = np.empty(1 << 16, np.int8)
     ops = np.empty(1024, np.int64)
@@ -267,7 +264,7 @@ def place_chains(forward, reverse, bounds, offsets, strand, diag_lo, diag_hi, an
         if last == first:
             continue
         lo, hi = bounds[r], bounds[r + 1]
-        floor = drop_ratio * weight[first]
+        floor = drop_ratio[0] * weight[first]
         for c in range(first, min(last, first + max_chains)):
             if weight[c] < floor:
                 break
@@ -285,11 +282,7 @@ def place_chains(forward, reverse, bounds, offsets, strand, diag_lo, diag_hi, an
             if found <= 0:
                 continue
             if used + runs > ops_all.size:
-                grown = max(2 * ops_all.size, used + runs)
-                more_ops, more_lens = np.empty(grown, np.int64), np.empty(grown, np.int64)
-                more_ops[:used] = ops_all[:used]
-                more_lens[:used] = lens_all[:used]
-                ops_all, lens_all = more_ops, more_lens
+                return -1, 2 * (used + runs)
             ops_all[used : used + runs] = ops[:runs]
             lens_all[used : used + runs] = lens[:runs]
             row = table[n]
@@ -298,4 +291,4 @@ def place_chains(forward, reverse, bounds, offsets, strand, diag_lo, diag_hi, an
             row[C_OPS], row[C_RUNS] = used, runs
             used += runs
             n += 1
-    return n, table, ops_all[:used], lens_all[:used]
+    return n, used

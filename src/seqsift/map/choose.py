@@ -4,7 +4,10 @@ the difference), and supplementary alignments of other read bases (chimeric read
 
 bwa mem's rules: two alignments compete for the same read bases when they overlap on the read
 by at least half the shorter one (its mask level, 0.5); competitors within max(match +
-mismatch, gap_open + gap_extend) of the best lower MAPQ further, by their count."""
+mismatch, gap_open + gap_extend) of the best lower MAPQ further, by their count. Competitors
+scoring at least XA_DROP of a reported alignment are its alternatives (SAM's XA tag), listed
+only when there are at most XA_HITS of them and secondary records are not written (bwa mem's -h
+5 and its rule for -a)."""
 
 from __future__ import annotations
 
@@ -14,6 +17,8 @@ from seqsift.map.extend import Placement
 from seqsift.map.scoring import MapOptions, mapq
 
 MASK_LEVEL = 0.5
+XA_DROP = 0.8
+XA_HITS = 5
 
 
 @dataclass(frozen=True)
@@ -25,6 +30,7 @@ class Chosen:
     mapq: int
     supplementary: bool
     secondary: bool = False
+    alternatives: tuple = ()  # Placements for the XA tag
 
 
 def _read_overlap(a: Placement, b: Placement) -> bool:
@@ -73,11 +79,15 @@ def choose(placements: list[Placement], options: MapOptions, primary: Placement 
             continue
         if any(_read_overlap(p, c.placement) for c in chosen):
             continue
-        rivals = [q.score for j, q in enumerate(distinct) if j != i and _read_overlap(p, q)]
+        competing = [q for j, q in enumerate(distinct) if j != i and _read_overlap(p, q)]
+        rivals = [q.score for q in competing]
         sub = max(rivals, default=0)
         near = sum(1 for s in rivals if s >= p.score - tolerance) - (1 if sub >= p.score else 0)
         q = mapq(options, p.score, sub, max(near, 0), p.qe - p.qb, p.ref_span)
-        chosen.append(Chosen(placement=p, sub=sub, mapq=q, supplementary=bool(chosen)))
+        alternatives = [a for a in competing if a.score >= XA_DROP * p.score]
+        if options.secondary or len(alternatives) > XA_HITS:
+            alternatives = []
+        chosen.append(Chosen(placement=p, sub=sub, mapq=q, supplementary=bool(chosen), alternatives=tuple(alternatives)))
     if options.secondary and chosen:
         reported = {id(c.placement) for c in chosen}
         best = chosen[0].placement.score

@@ -9,9 +9,18 @@ import numpy as np
 
 from seqsift.fmindex.layout import IndexArrays
 from seqsift.fmindex.reference import Reference
-from seqsift.map._extend import (P_AMBIGUOUS, P_BAND, P_CLIP, P_EXTEND, P_MATCH, P_MAX_TRACE, P_MISMATCH,
-                                 P_OPEN, P_UNGAPPED, differences, place_chain, place_chains)
+from seqsift.map.layout import (C_READ, COLUMNS, P_AMBIGUOUS, P_BAND, P_CLIP, P_EXTEND, P_MATCH, P_MAX_TRACE, P_MISMATCH,
+                                P_OPEN, P_UNGAPPED, PARAMS)
 from seqsift.map.scoring import MapOptions
+from seqsift.precompiled import Kernel
+
+_KERNELS = "seqsift.map._extend"  # called precompiled: `seqsift map` starts without importing Numba
+place_chain = Kernel(_KERNELS, "place_chain", "int8[:] int64 int64 int64 int8[:] int64[:] int64[:] int64[:] int8[:] "
+                     "int64[:] int64[:]", results=9)
+place_chains = Kernel(_KERNELS, "place_chains", "int8[:] int8[:] int64[:] int64[:] int64[:] int64[:] int64[:] int64[:] "
+                      "int64[:] float64[:] int64 int8[:] int64[:] int64[:] int64[:] int64[:,:] int64[:] int64[:]",
+                      results=2)
+differences = Kernel(_KERNELS, "differences", "int8[:] int8[:] int64 int64[:] int64[:] int64[:] int64[:]", results=2)
 
 _LETTERS = np.frombuffer(b"ACGTN", np.uint8)
 _CIGAR = "MIDNS"
@@ -75,7 +84,7 @@ def oriented(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def kernel_params(o: MapOptions) -> np.ndarray:
     """The options the placement kernels read, as their P_* array."""
-    params = np.zeros(9, np.int64)
+    params = np.zeros(PARAMS, np.int64)
     params[[P_MATCH, P_MISMATCH, P_AMBIGUOUS, P_OPEN, P_EXTEND, P_CLIP, P_BAND, P_UNGAPPED, P_MAX_TRACE]] = (
         o.match, o.mismatch, o.ambiguous, o.gap_open, o.gap_extend, o.clip, o.band, o.ungapped_limit, MAX_TRACE)
     return params
@@ -115,19 +124,25 @@ class Extender:
                          read_length=read.size, ops=tuple(self.ops[:runs].tolist()),
                          lens=tuple(self.lens[:runs].tolist()), score=int(score), total=int(total), ref_span=int(span))
 
-    def place_all(self, forward, reverse, bounds, chains) -> list[list[Placement]]:
-        """The placements of every read's strongest chains (_extend.place_chains), per read."""
+    def place_table(self, forward, reverse, bounds, chains) -> tuple[int, np.ndarray, np.ndarray, np.ndarray]:
+        """Every read's strongest chains placed (_extend.place_chains): (placements, their table
+        of layout.C_* columns, ops, lens), rows in read order."""
         o, ref = self.o, self.reference
-        n, table, ops, lens = place_chains(forward, reverse, bounds, chains.offsets, chains.strand, chains.diag_lo,
-                                           chains.diag_hi, chains.anchor, chains.weight, float(o.drop_ratio),
-                                           o.max_chains, self.ref_codes, ref.starts, ref.lengths, self.params)
-        per_read: list[list[Placement]] = [[] for _ in range(bounds.size - 1)]
-        ops, lens, lengths = ops.tolist(), lens.tolist(), np.diff(bounds).tolist()
-        for r, record, position, strand, qb, qe, score, total, span, at, runs in table[:n].tolist():
-            per_read[r].append(Placement(record=record, position=position, strand=strand, qb=qb, qe=qe,
-                                         read_length=lengths[r], ops=tuple(ops[at : at + runs]),
-                                         lens=tuple(lens[at : at + runs]), score=score, total=total, ref_span=span))
-        return per_read
+        table = np.empty((max(1, int(chains.offsets[-1])), COLUMNS), np.int64)
+        room = 4 * table.shape[0] + 4096
+        while True:
+            ops, lens = np.empty(room, np.int64), np.empty(room, np.int64)
+            n, used = place_chains(forward, reverse, bounds, chains.offsets, chains.strand, chains.diag_lo,
+                                   chains.diag_hi, chains.anchor, chains.weight, np.array([o.drop_ratio], np.float64),
+                                   o.max_chains, self.ref_codes, ref.starts, ref.lengths, self.params, table, ops, lens)
+            if n >= 0:
+                return n, table, ops[:used], lens[:used]
+            room = max(2 * room, used)
+
+    def place_all(self, forward, reverse, bounds, chains) -> list[list[Placement]]:
+        """The placements of every read's strongest chains, per read."""
+        n, table, ops, lens = self.place_table(forward, reverse, bounds, chains)
+        return placements_of(table[:n], ops, lens, bounds)
 
     def nm_md(self, p: Placement, read: np.ndarray) -> tuple[int, str]:
         """SAM's NM (differing bases plus inserted and deleted ones) and MD (the reference bases
@@ -149,3 +164,18 @@ class Extender:
             done = at + max(n, 1)
         md.append(str(p.ref_span - done))
         return nm, "".join(md)
+
+
+def placements_of(rows: np.ndarray, ops: np.ndarray, lens: np.ndarray, bounds: np.ndarray,
+                  reads=None) -> list[list[Placement]]:
+    """Placement objects of place_chains' table rows, per read of the batch (reads: only those
+    reads', the others' lists left empty)."""
+    per_read: list[list[Placement]] = [[] for _ in range(bounds.size - 1)]
+    if reads is not None:
+        rows = rows[np.isin(rows[:, C_READ], reads)]
+    ops, lens, lengths = ops.tolist(), lens.tolist(), np.diff(bounds).tolist()
+    for r, record, position, strand, qb, qe, score, total, span, at, runs in rows.tolist():
+        per_read[r].append(Placement(record=record, position=position, strand=strand, qb=qb, qe=qe,
+                                     read_length=lengths[r], ops=tuple(ops[at : at + runs]),
+                                     lens=tuple(lens[at : at + runs]), score=score, total=total, ref_span=span))
+    return per_read

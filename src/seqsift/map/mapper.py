@@ -1,7 +1,9 @@
 """The mapper itself: a batch of reads in, each read's reported alignments out (Mapper), and the
 same as SAM records (SamBatches); the one object every way of running it (threads, Dask,
 pairs) calls. A batch is seeded in one FM-index search (seeding.py); each read's strongest chains
-are extended (extend.py), the results ranked (choose.py) and formatted (sam.py)."""
+are extended (extend.py); SamBatches then chooses and formats every read by compiled calls
+(batch_sam.py), Mapper.__call__ by the Python path (choose.py, sam.py) that batch_sam.py follows
+and falls back to."""
 
 from __future__ import annotations
 
@@ -12,10 +14,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from seqsift.map.batch_sam import SingleReport
 from seqsift.map.choose import Chosen, choose
-from seqsift.map.extend import Extender, Placement, oriented, reference_codes
+from seqsift.map.extend import Extender, Placement, oriented, placements_of, reference_codes
 from seqsift.map.scoring import MapOptions
-from seqsift.map.sam import records
 from seqsift.map.seeding import find_chains
 
 if TYPE_CHECKING:  # the FM-index loads on use
@@ -35,6 +37,7 @@ class Mapped:
     nm: list[int]
     md: list[str]
     references: list[str]
+    alternative_nm: list[list[int]] | None = None  # per alignment, NM of each of its XA alternatives
 
     @property
     def mapped(self) -> bool:
@@ -58,12 +61,18 @@ class Mapper:
             ext = self._local.extender = Extender(self.index.reference, self.ref_codes, self.options)
         return ext
 
+    def placed(self, batch) -> tuple[np.ndarray, np.ndarray, int, np.ndarray, np.ndarray, np.ndarray]:
+        """The batch's (forward, reverse-complement) codes and the placements of every read's
+        strongest chains as Extender.place_table gives them (a table, rows in read order)."""
+        chains = find_chains(self.searcher, batch.codes, batch.bounds, self.options)
+        forward, reverse = oriented(batch.codes)
+        return (forward, reverse, *self.extender().place_table(forward, reverse, batch.bounds, chains))
+
     def candidates(self, batch) -> list[tuple[tuple[np.ndarray, np.ndarray], list[Placement]]]:
         """Per read: its (forward, reverse-complement) codes and the alignments of its strongest
         chains."""
-        chains = find_chains(self.searcher, batch.codes, batch.bounds, self.options)
-        forward, reverse = oriented(batch.codes)
-        placements = self.extender().place_all(forward, reverse, batch.bounds, chains)
+        forward, reverse, n, table, ops, lens = self.placed(batch)
+        placements = placements_of(table[:n], ops, lens, batch.bounds)
         size = forward.size
         bounds = batch.bounds.tolist()
         return [((forward[lo:hi], reverse[size - hi : size - lo]), placed)
@@ -75,11 +84,12 @@ class Mapper:
         ext = self.extender()
         lo, hi = batch.bounds[r], batch.bounds[r + 1]
         marks = [ext.nm_md(c.placement, reads[c.placement.strand]) for c in chosen]
+        alternative_nm = [[ext.nm_md(a, reads[a.strand])[0] for a in c.alternatives] for c in chosen]
         qual = None if batch.qual_lo[r] < 0 else batch.raw[batch.qual_lo[r] : batch.qual_lo[r] + hi - lo].tobytes()
         name = batch.name(r)
         return Mapped(name=rename(name) if rename else name, seq=batch.seq[lo:hi].tobytes(), qual=qual, alignments=chosen,
                       nm=[m[0] for m in marks], md=[m[1] for m in marks],
-                      references=[self.index.names[c.placement.record] for c in chosen])
+                      references=[self.index.names[c.placement.record] for c in chosen], alternative_nm=alternative_nm)
 
     def __call__(self, batch) -> list[Mapped]:
         return [self.report(batch, r, reads, choose(placements, self.options))
@@ -112,9 +122,8 @@ class SamBatches:
     def __init__(self, mapper: Mapper, rg_id: str | None = None):
         self.mapper = mapper
         self.rg_id = rg_id
+        self.report = SingleReport(mapper, rg_id)
 
     def __call__(self, batch) -> tuple[bytes, int, int]:
-        names = self.mapper.index.names
-        mapped = self.mapper(batch)
-        text = "".join(records(m, names, self.rg_id) for m in mapped)
-        return text.encode(), len(mapped), sum(m.mapped for m in mapped)
+        text, mapped = self.report(batch)
+        return text, len(batch), mapped

@@ -27,8 +27,10 @@ import numpy as np
 from seqsift.errors import FormatError
 from seqsift.io.openers import display_name
 from seqsift.io.reads import ReadBatch, read_reads
+from seqsift.map.batch_sam import PairReport
 from seqsift.map.choose import Chosen, choose, ranked
-from seqsift.map.extend import Placement
+from seqsift.map.extend import Placement, placements_of
+from seqsift.map.layout import C_POSITION, C_RECORD, C_SPAN, C_STRAND
 from seqsift.map.sam import Pairing, records
 
 UNPAIRED_PENALTY = 17
@@ -43,6 +45,17 @@ class InsertSize:
     std: float
     low: int  # proper pairs' outer distance lies in [low, high]
     high: int
+
+
+def joined(a: ReadBatch, b: ReadBatch) -> ReadBatch:
+    """One batch of a's reads then b's (copies)."""
+    shift = a.raw.size
+    return ReadBatch(raw=np.concatenate((a.raw, b.raw)), seq=np.concatenate((a.seq, b.seq)),
+                     codes=np.concatenate((a.codes, b.codes)),
+                     bounds=np.concatenate((a.bounds, b.bounds[1:] - b.bounds[0] + a.bounds[-1])),
+                     name_lo=np.concatenate((a.name_lo, b.name_lo + shift)),
+                     name_hi=np.concatenate((a.name_hi, b.name_hi + shift)),
+                     qual_lo=np.concatenate((a.qual_lo, np.where(b.qual_lo >= 0, b.qual_lo + shift, -1))), first=a.first)
 
 
 def _part(batch: ReadBatch, lo: int, hi: int) -> ReadBatch:
@@ -85,12 +98,38 @@ def paired_batches(reads, mates, batch_reads: int, code_table: np.ndarray) -> It
         (a, i), (b, j) = held
         n = min(len(a) - i, len(b) - j)
         first, second = _part(a, i, i + n), _part(b, j, j + n)
-        for r in range(n):
+        for r in _misnamed(first, second):
             if pair_name(first.name(r)) != pair_name(second.name(r)):
                 raise FormatError(paths[1], _line(second, r), f"read {second.name(r)!r} (read {second.first + r + 1}) "
                                   f"does not match its mate {first.name(r)!r} in {paths[0]} (line {_line(first, r)})")
         held[0], held[1] = (a, i + n), (b, j + n)
         yield first, second
+
+
+def _pair_name_spans(batch: ReadBatch) -> tuple[np.ndarray, np.ndarray]:
+    """(start, end) in batch.raw of every read's name without a trailing /1 or /2 (pair_name)."""
+    lo, hi = batch.name_lo, batch.name_hi
+    raw = batch.raw
+    long = hi - lo > 2
+    slash = raw[np.maximum(hi - 2, 0)] == ord("/")
+    digit = (raw[np.maximum(hi - 1, 0)] == ord("1")) | (raw[np.maximum(hi - 1, 0)] == ord("2"))
+    return lo, np.where(long & slash & digit, hi - 2, hi)
+
+
+def _misnamed(a: ReadBatch, b: ReadBatch) -> list[int]:
+    """The reads r whose pair names may differ between a and b, in order (the names'
+    bytes compared; the caller compares the decoded names, as the error message shows them)."""
+    (alo, ahi), (blo, bhi) = _pair_name_spans(a), _pair_name_spans(b)
+    length = ahi - alo
+    differ = length != bhi - blo
+    same = np.flatnonzero(~differ & (length > 0))
+    if same.size:
+        size = length[same]
+        ends = np.cumsum(size)
+        inside = np.arange(int(ends[-1])) - np.repeat(ends - size, size)
+        unequal = a.raw[np.repeat(alo[same], size) + inside] != b.raw[np.repeat(blo[same], size) + inside]
+        differ[same] = np.logical_or.reduceat(unequal, ends - size)
+    return np.flatnonzero(differ).tolist()
 
 
 def _facing(a: Placement, b: Placement) -> int | None:
@@ -111,6 +150,27 @@ def estimate(chosen_pairs: list[tuple[list[Chosen], list[Chosen]]]) -> InsertSiz
             d = _facing(ca[0].placement, cb[0].placement)
             if d is not None:
                 sizes.append(d)
+    return insert_size(sizes)
+
+
+def confident_sizes(table: np.ndarray, primary: np.ndarray, quality: np.ndarray) -> np.ndarray:
+    """estimate's outer distances, in pair order, from batch_sam's arrays: pair r's ends are
+    reads r and r + half, primary their placement rows (-1 unmapped), quality their MAPQs."""
+    half = primary.size // 2
+    a, b = primary[:half], primary[half:]
+    confident = (a >= 0) & (b >= 0) & (np.minimum(quality[:half], quality[half:]) >= CONFIDENT_MAPQ)
+    ra, rb = table[a[confident]], table[b[confident]]
+    end_a, end_b = ra[:, C_POSITION] + ra[:, C_SPAN], rb[:, C_POSITION] + rb[:, C_SPAN]
+    a_forward = ra[:, C_STRAND] == 0
+    forward_at = np.where(a_forward, ra[:, C_POSITION], rb[:, C_POSITION])
+    reverse_end = np.where(a_forward, end_b, end_a)
+    facing = (ra[:, C_RECORD] == rb[:, C_RECORD]) & (ra[:, C_STRAND] != rb[:, C_STRAND]) & (forward_at <= reverse_end)
+    return (reverse_end - forward_at)[facing]
+
+
+def insert_size(sizes) -> InsertSize | None:
+    """The library's insert size from confidently placed pairs' outer distances (the module's
+    docstring), None from fewer than MIN_PAIRS."""
     if len(sizes) < MIN_PAIRS:
         return None
     x = np.asarray(sizes, np.float64)
@@ -129,27 +189,62 @@ class PairBatches:
     def __init__(self, mapper, rg_id: str | None = None):
         self.mapper = mapper
         self.rg_id = rg_id
+        self.report = PairReport(mapper, rg_id)
 
     def __call__(self, batches: tuple[ReadBatch, ReadBatch]) -> tuple[bytes, int, int]:
-        m, o = self.mapper, self.mapper.options
+        """Both ends placed and chosen as one batch (end 1's reads, then end 2's) by the
+        compiled steps (batch_sam.PairReport); the pairs those leave (a rescue, several
+        candidates, chimeric or -a ends) by _pair and sam.records, in their place."""
         first, second = batches
-        ends = (m.candidates(first), m.candidates(second))
-        single = [[choose(placements, o) for _, placements in end] for end in ends]
-        insert = estimate(list(zip(*single)))
+        half = len(first)
+        both = joined(first, second)
+        run = self.report.start(both)
+        insert = insert_size(confident_sizes(run.table, run.primary, run.quality))
+        out, starts, used, mapped = self.report.finish(run, insert, UNPAIRED_PENALTY)
+        later = np.flatnonzero(run.proper == 2)
+        if later.size == 0:
+            return out[:used].tobytes(), 2 * half, mapped
+        per_read = placements_of(run.table[: run.n], run.ops, run.lens, both.bounds, np.concatenate((later, later + half)))
+        size = run.forward.size
+        pieces, done = [], 0
+        for r in later.tolist():
+            ends = []
+            for k in (r, r + half):
+                lo, hi = int(both.bounds[k]), int(both.bounds[k + 1])
+                ends.append(((run.forward[lo:hi], run.reverse[size - hi : size - lo]), per_read[k]))
+            text, n = self._python_pair(both, r, half, ends, insert)
+            pieces += [out[starts[done] : starts[r]].tobytes(), text]
+            mapped += n
+            done = r + 1
+        pieces.append(out[starts[done] : used].tobytes())
+        return b"".join(pieces), 2 * half, mapped
+
+    def in_python(self, batches: tuple[ReadBatch, ReadBatch]) -> tuple[bytes, int, int]:
+        """What __call__ gives, every pair by the Python path (the tests' reference)."""
+        first, second = batches
+        half = len(first)
+        both = joined(first, second)
+        candidates = self.mapper.candidates(both)
+        insert = estimate([(choose(candidates[r][1], self.mapper.options),
+                            choose(candidates[r + half][1], self.mapper.options)) for r in range(half)])
+        done = [self._python_pair(both, r, half, (candidates[r], candidates[r + half]), insert) for r in range(half)]
+        return b"".join(text for text, _ in done), 2 * half, sum(n for _, n in done)
+
+    def _python_pair(self, both: ReadBatch, r: int, half: int, ends, insert: InsertSize | None) -> tuple[bytes, int]:
+        """(SAM records, reads mapped) of pair r of a joined batch: ends holds each end's
+        ((forward, reverse-complement codes), candidate placements)."""
+        m, o = self.mapper, self.mapper.options
+        (reads1, cand1), (reads2, cand2) = ends
+        chosen1, chosen2, proper = choose(cand1, o), choose(cand2, o), False
+        if insert is not None:
+            paired = self._pair(reads1, cand1, reads2, cand2, chosen1, chosen2, insert)
+            if paired is not None:
+                chosen1, chosen2, proper = paired
+        one, two = m.report(both, r, reads1, chosen1, pair_name), m.report(both, r + half, reads2, chosen2, pair_name)
         names = m.index.names
-        text, mapped = [], 0
-        for r in range(len(first)):
-            (reads1, cand1), (reads2, cand2) = ends[0][r], ends[1][r]
-            chosen1, chosen2, proper = single[0][r], single[1][r], False
-            if insert is not None:
-                paired = self._pair(reads1, cand1, reads2, cand2, chosen1, chosen2, insert)
-                if paired is not None:
-                    chosen1, chosen2, proper = paired
-            one, two = m.report(first, r, reads1, chosen1, pair_name), m.report(second, r, reads2, chosen2, pair_name)
-            text.append(records(one, names, self.rg_id, Pairing(True, two, proper)))
-            text.append(records(two, names, self.rg_id, Pairing(False, one, proper)))
-            mapped += one.mapped + two.mapped
-        return "".join(text).encode(), 2 * len(first), mapped
+        text = records(one, names, self.rg_id, Pairing(True, two, proper)) + \
+            records(two, names, self.rg_id, Pairing(False, one, proper))
+        return text.encode(), one.mapped + two.mapped
 
     def _pair(self, reads1, cand1, reads2, cand2, chosen1, chosen2, insert: InsertSize):
         """(chosen of end 1, chosen of end 2, proper) for the best pair when it beats the ends

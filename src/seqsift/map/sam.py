@@ -1,7 +1,8 @@
 """SAM records as bwa mem writes them (the header is io.provenance's, with the @RG line): each
 read's records, the primary first (flag 4 when unmapped), then supplementary ones (0x800) with SA tags linking
 the parts. SEQ and QUAL are the input's, reverse-complemented on the reverse strand; a
-supplementary record keeps the whole read with soft clips (bwa mem -Y)."""
+supplementary record keeps the whole read with soft clips (bwa mem -Y); XA lists a record's
+alternative hits (choose.py) as bwa mem writes them."""
 
 from __future__ import annotations
 
@@ -100,9 +101,13 @@ def records(m, names: list[str], rg_id: str | None, pairing: Pairing | None = No
         if chimeric and not c.secondary:  # SA: the other parts of a chimeric read, not its secondaries
             sa = "\tSA:Z:" + "".join(f"{r},{pos},{st},{cig},{mq},{n};" for j, (r, pos, st, cig, mq, n) in
                                      ((j, part) for j, part in enumerate(parts) if part is not None) if j != k)
+        xa = ""
+        if c.alternatives:  # bwa's XA: alternative hits of these read bases, as chr,+-pos,CIGAR,NM;
+            xa = "\tXA:Z:" + "".join(f"{names[a.record]},{'+-'[a.strand]}{a.position + 1},{a.cigar()},{n};"
+                                      for a, n in zip(c.alternatives, m.alternative_nm[k]))
         fields = mate_fields
         if pairing is not None and k > 0 and p.record != me[0] and fields.startswith("="):
             fields = names[me[0]] + fields[1:]
         lines.append(f"{m.name}\t{flag}\t{names[p.record]}\t{p.position + 1}\t{c.mapq}\t{cigars[k]}\t{fields}\t{s}\t{q}"
-                     f"\tNM:i:{nm}\tMD:Z:{md}\tAS:i:{p.score}\tXS:i:{c.sub}{sa}{mate_tag}{rg}\n")
+                     f"\tNM:i:{nm}\tMD:Z:{md}\tAS:i:{p.score}\tXS:i:{c.sub}{sa}{xa}{mate_tag}{rg}\n")
     return "".join(lines)

@@ -21,6 +21,10 @@ import numpy as np
 from seqsift.fmindex.query import Searcher
 from seqsift.fmindex.seeds import piece_hits
 from seqsift.map.scoring import MapOptions
+from seqsift.precompiled import Kernel
+
+_CHAIN_HITS = Kernel("seqsift.map._chains", "chain_hits", "int64[:] int64[:] int64[:] int64[:] int64[:] int64[:] int64 "
+                     "int64 int64 int64 int64[:] int64[:] int64[:] int64[:] int64[:] int64[:]", results=1)
 
 
 @dataclass(frozen=True)
@@ -52,37 +56,18 @@ def pieces(bounds: np.ndarray, k: int, step: int) -> tuple[np.ndarray, np.ndarra
 
 def find_chains(searcher: Searcher, codes: np.ndarray, bounds: np.ndarray, options: MapOptions) -> Chains:
     """Chains of every read of a batch (codes 0-3, 255 for other letters; pieces holding one
-    match nowhere)."""
+    match nowhere): the hits of its pieces chained by the compiled _chains.chain_hits."""
     read, offset, length = pieces(bounds, options.seed_length, options.seed_step)
     piece_bounds = np.concatenate(([0], np.cumsum(length))).astype(np.int64)
     flat = np.repeat(bounds[read] + offset - piece_bounds[:-1], length) + np.arange(int(piece_bounds[-1]))
     hits = piece_hits(searcher, np.ascontiguousarray(codes[flat]), piece_bounds, offset,
                       np.diff(bounds)[read] - offset - length, options.max_occurrences)
-    keep = hits.counts[hits.piece] <= options.max_occurrences  # a repeat's seeds place nothing
-    piece, text_pos, strand, diag = hits.piece[keep], hits.text_pos[keep], hits.strand[keep], hits.diagonal[keep]
-    r = read[piece]
-    order = np.lexsort((diag, strand, r))
-    r, strand, diag, text_pos, piece = r[order], strand[order], diag[order], text_pos[order], piece[order]
-    other = np.ones(r.size, bool)
-    other[1:] = (r[1:] != r[:-1]) | (strand[1:] != strand[:-1])
-    step = np.zeros(r.size, np.int64)
-    step[1:] = diag[1:] - diag[:-1]
-    near = other | (step > options.band)  # seeds a band apart or more, or of another read or strand
-    new = other | (step > options.chain_gap)
-    # A chain holding one piece twice is a tandem repeat (the piece matches every copy), not an
-    # indel: it is cut wherever its diagonals jump by more than the band, so each copy is its own
-    # chain and competes for the read (MAPQ 0 between equal copies, as bwa mem gives).
-    coarse = np.cumsum(new) - 1
-    stride = max(read.size, 1)
-    hits_of = np.bincount(coarse, minlength=int(coarse[-1]) + 1 if coarse.size else 0)
-    pieces_of = np.bincount(np.unique(coarse * stride + piece) // stride, minlength=hits_of.size)
-    new |= near & (hits_of > pieces_of)[coarse]
-    chain = np.cumsum(new) - 1
-    starts = np.flatnonzero(new)
-    ends = np.append(starts[1:], r.size)[: starts.size] - 1  # no seeds at all: no chains
-    weight = np.bincount(np.unique(chain * stride + piece) // stride, minlength=starts.size)
-    chain_read = r[starts]
-    ranked = np.lexsort((-weight, chain_read))
-    offsets = np.searchsorted(chain_read[ranked], np.arange(bounds.size), "left").astype(np.int64)
-    return Chains(offsets=offsets, strand=strand[starts][ranked], diag_lo=diag[starts][ranked],
-                  diag_hi=diag[ends][ranked], anchor=text_pos[starts][ranked], weight=weight[ranked])
+    reads = bounds.size - 1
+    room = max(hits.piece.size, 1)
+    offsets = np.empty(reads + 1, np.int64)
+    strand, diag_lo, diag_hi, anchor, weight = (np.empty(room, np.int64) for _ in range(5))
+    total = _CHAIN_HITS(read, hits.piece, hits.strand, hits.text_pos, hits.diagonal, hits.counts,
+                        options.max_occurrences, options.band, options.chain_gap, reads, offsets, strand, diag_lo,
+                        diag_hi, anchor, weight)
+    return Chains(offsets=offsets, strand=strand[:total], diag_lo=diag_lo[:total], diag_hi=diag_hi[:total],
+                  anchor=anchor[:total], weight=weight[:total])

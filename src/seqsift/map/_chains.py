@@ -1,0 +1,90 @@
+"""The chaining kernel (seeding.py calls it precompiled): a batch's seed hits, grouped by read as
+the FM-index lists them, to each read's chains, strongest first. The rules are seeding.py's."""
+
+import numpy as np
+from numba import njit
+
+
+@njit(nogil=True, cache=True)
+def chain_hits(piece_read, piece, strand, text_pos, diag, counts, max_occurrences, band, chain_gap, reads,
+               offsets, chain_strand, diag_lo, diag_hi, anchor, weight):
+    """Hits i (of piece[i], listed piece by piece, pieces read by read) of pieces occurring at
+    most max_occurrences times, per read sorted by (strand, diagonal) keeping the listed order
+    among equals, cut into chains where the diagonal steps by more than chain_gap, or by more than
+    band inside a chain that holds one piece twice; chains ranked by weight (distinct pieces),
+    ties in (strand, diagonal) order. Writes read r's chains at [offsets[r], offsets[r + 1]) of
+    the output arrays (room: one per hit); returns the number of chains."""
+    hits = piece.size
+    order = np.empty(hits, np.int64)
+    seen = np.full(counts.size, -1, np.int64)
+    cut = np.empty(hits, np.bool_)
+    first_of = np.empty(hits, np.int64)
+    last_of = np.empty(hits, np.int64)
+    weight_of = np.empty(hits, np.int64)
+    rank = np.empty(hits, np.int64)
+    stamp = 0
+    total = 0
+    i = 0
+    for r in range(reads):
+        offsets[r] = total
+        # this read's kept hits, insertion-sorted by (strand, diagonal): stable
+        m = 0
+        while i < hits and piece_read[piece[i]] == r:
+            if counts[piece[i]] <= max_occurrences:
+                at = m
+                while at > 0 and (strand[order[at - 1]] > strand[i]
+                                  or (strand[order[at - 1]] == strand[i] and diag[order[at - 1]] > diag[i])):
+                    order[at] = order[at - 1]
+                    at -= 1
+                order[at] = i
+                m += 1
+            i += 1
+        if m == 0:
+            continue
+        # coarse chains (steps above chain_gap), each cut at steps above band if it holds a piece twice
+        start = 0
+        chains = 0
+        while start < m:
+            end = start + 1
+            while end < m and strand[order[end]] == strand[order[end - 1]] \
+                    and diag[order[end]] - diag[order[end - 1]] <= chain_gap:
+                end += 1
+            stamp += 1
+            distinct = 0
+            for k in range(start, end):
+                if seen[piece[order[k]]] != stamp:
+                    seen[piece[order[k]]] = stamp
+                    distinct += 1
+            tandem = distinct < end - start
+            for k in range(start, end):
+                cut[k] = k == start or (tandem and diag[order[k]] - diag[order[k - 1]] > band)
+            for k in range(start, end):
+                if cut[k]:
+                    first_of[chains] = k
+                    chains += 1
+                last_of[chains - 1] = k
+            start = end
+        for c in range(chains):
+            stamp += 1
+            distinct = 0
+            for k in range(first_of[c], last_of[c] + 1):
+                if seen[piece[order[k]]] != stamp:
+                    seen[piece[order[k]]] = stamp
+                    distinct += 1
+            weight_of[c] = distinct
+            at = c  # insertion sort by weight, heaviest first: stable
+            while at > 0 and weight_of[rank[at - 1]] < distinct:
+                rank[at] = rank[at - 1]
+                at -= 1
+            rank[at] = c
+        for k in range(chains):
+            c = rank[k]
+            h0, h1 = order[first_of[c]], order[last_of[c]]
+            chain_strand[total] = strand[h0]
+            diag_lo[total] = diag[h0]
+            diag_hi[total] = diag[h1]
+            anchor[total] = text_pos[h0]
+            weight[total] = weight_of[c]
+            total += 1
+    offsets[reads] = total
+    return total
