@@ -120,6 +120,22 @@ def test_find_command_is_byte_identical(tmp_path, client, rng):
         assert local == dask and local[0] == 0
 
 
+def test_find_on_the_cluster_skips_a_failing_file(tmp_path, client, rng):
+    """Issue 30: a file that fails (a malformed FASTQ) is named and skipped, the files after it
+    searched, as on one machine; exit 2 as grep."""
+    good = tmp_path / "good.fa"
+    good.write_text(">r1\n" + "".join(rng.choice(list("ACGT"), 5000)) + "\n")
+    bad = tmp_path / "bad.fq"
+    bad.write_text("@r1\nACGT\n+\nII\n")
+    address = client.scheduler.address
+    for argv in (["find", "--fasta", "ACG", str(good), str(bad), str(good)],
+                 ["find", "--fasta", "-c", "ACG", str(bad), str(good), str(bad)]):
+        alone = run_cli([a for a in argv if a != str(bad)], tmp_path / "alone.out")
+        local, dask = both(tmp_path, [*argv, "--partition", "1000"], address)
+        assert alone[0] == 0 and alone[1]
+        assert local == dask == (2, alone[1])
+
+
 def test_find_records_on_real_data(tmp_path, client):
     genome = data_file("klebsiella_HS11286.fa.gz")
     local = seqsift.find_records("GATCAAC", genome, revcomp=True)
