@@ -350,3 +350,31 @@ def test_an_index_rewritten_in_place_during_a_search_is_an_error_not_a_crash(tmp
     assert run.returncode == 0, err
     count, message = out.splitlines()
     assert int(count) > 0 and message.startswith(f"{path}: the index file was rewritten in place while in use")
+
+
+def test_a_batch_read_from_an_index_rewritten_under_it_is_not_written(tmp_path, good):
+    """An index rewritten in place (same size) while one batch's kernel runs: the batch's hits,
+    read from a file that changed under them, are refused by the check after the batch."""
+    from seqsift.fmindex.query import SearchOptions
+    from seqsift.fmindex.read_search import Encoded, ReadSearch
+    from seqsift.fmindex.reference import encode_reads
+
+    path = tmp_path / "x.ssx"
+    path.write_bytes(good)
+    os.utime(path, ns=(10**18, 10**18))  # times far from now: any write changes them
+    index = FMIndex.load(path)
+    search = ReadSearch(index, SearchOptions(), "cpu", 10, "hits")
+    batch = Encoded(*encode_reads(["GAATTC"]))
+    assert search(batch)[1]  # the file as loaded: hits
+    hits = search.searcher.hits
+
+    def rewriting(*args):
+        found = hits(*args)
+        with open(path, "r+b") as f:
+            f.seek(len(good) // 2)
+            f.write(b"\xff" * 64)
+        return found
+
+    search.searcher.hits = rewriting
+    with pytest.raises(InputError, match="rewritten in place while in use"):
+        search(batch)

@@ -43,9 +43,16 @@ class ReadSearch:
 
     def __call__(self, batch: ReadBatch) -> tuple[bytes | list, bool]:
         """(the batch's output text, or its hit lists; whether any read matched)."""
-        self.index.check_unchanged()  # a file rewritten in place is an error, not a SIGBUS
-        if self.errors:
-            return self._approximate(batch)
+        # The mapped file is checked before the batch (a file rewritten in place is an error, not a
+        # SIGBUS in the next kernel) and after it (what a batch read from a file changed under it
+        # is never written); a truncation during the batch itself can still end the process
+        # (docs/formats.md, "An index changed while in use").
+        self.index.check_unchanged()
+        result = self._approximate(batch) if self.errors else self._exact(batch)
+        self.index.check_unchanged()
+        return result
+
+    def _exact(self, batch) -> tuple[bytes | list, bool]:
         found = self.searcher.hits(batch.codes, batch.bounds, self.max_hits)
         matched = bool(found.counts.any())
         if self.fmt == "hits":
