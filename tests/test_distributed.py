@@ -225,10 +225,11 @@ def protein_files(tmp_path, queries=6, targets=60):
 
 def test_align_command_and_api_are_the_same_as_one_machine(tmp_path, client):
     queries, db = protein_files(tmp_path)
-    for form in ("6", "pair"):
+    for form in ("6", "pair", "7"):  # 7: each query's '# Database:' line too (issue 25)
         local, dask = both(tmp_path, ["align", queries, db, "--top", "4", "--outfmt", form, "--partition", "2"],
                            client.scheduler.address)
         assert local == dask and local[0] == 0 and local[1]
+    assert f"# Database: {db}\n".encode() in dask[1]
     names, seqs = zip(*naive.read_records(db))
     database = Database(names, seqs, matrix("BLOSUM62", 11, 1))
     qs = [s for _, s in naive.read_records(queries)]

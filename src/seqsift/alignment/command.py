@@ -116,7 +116,7 @@ def run(args: argparse.Namespace) -> int:
         if args.dask:  # tasks of --partition queries, each worker holding the whole database
             client, progress = stack.enter_context(dask_run(args))
             job = cluster.work(scoring, args.top, args.mode, fmt, columns, args.backend, path=database,
-                              evalue=args.evalue)
+                              evalue=args.evalue, database=args.database)
             per_part = args.partition or QUERIES_PER_PARTITION
             texts = cluster.align_queries(job, query_batches(queries, count=per_part), 1, client, progress.advance)
         else:  # database parts in turn, each batch of queries on the threads (stream.search)
