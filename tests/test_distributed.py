@@ -112,12 +112,16 @@ def test_find_command_is_byte_identical(tmp_path, client, rng):
     assert cluster.find(client, "ACG", files[4], partition=1000).tolist() == expected.tolist() and expected.size
     assert cluster.find_count(client, "ACG", open(files[4], "rb"), partition=999) == expected.size  # a stream: sent
     address = client.scheduler.address
-    for extra in ([], ["-c"], ["--json"]):
-        local, dask = both(tmp_path, ["find", *extra, "ACG", *files, "--partition", "1000"], address)
+    outputs = {}
+    for extra in ([], ["-c"], ["--json"], ["-i"]):  # -i: the pattern in lower case (issue 25)
+        pattern = "acg" if extra == ["-i"] else "ACG"
+        local, dask = both(tmp_path, ["find", *extra, pattern, *files, "--partition", "1000"], address)
         if extra == ["--json"]:  # the provenance line names the command, which differs by --dask
             local = (local[0], local[1].split(b"\n", 1)[1])
             dask = (dask[0], dask[1].split(b"\n", 1)[1])
         assert local == dask and local[0] == 0
+        outputs[" ".join(extra)] = dask
+    assert outputs["-i"] == outputs[""]  # upper-case data: acg in any case is ACG
 
 
 def test_find_on_the_cluster_skips_a_failing_file(tmp_path, client, rng):

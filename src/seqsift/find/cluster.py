@@ -65,21 +65,21 @@ class Span:
 
 
 def work(pattern: bytes, chunk_size: int, backend: str = "auto", threads: int | None = None,
-         job: FindJob | None = None) -> Work:
+         job: FindJob | None = None, ignore_case: bool = False) -> Work:
     """search_part on each part, by a FindJob: job (or one made) here, or on each worker from the
     pattern sent there (each task running at once with a FindJob of its own). backend and
     threads are checked here, as the workers will take them."""
     check_backend(backend)
     if threads is not None:
         check_threads(threads)
-    options = (chunk_size, backend, threads)
+    options = (chunk_size, backend, threads, ignore_case)
     share = lambda client: distributed.share_object(client, pattern, _new_job, options, exclusive=True)  # noqa: E731
     return Work(search_part, (lambda: job) if job is not None else (lambda: _new_job(pattern, *options)), share)
 
 
-def _new_job(pattern: bytes, chunk_size: int, backend: str, threads: int | None) -> FindJob:
+def _new_job(pattern: bytes, chunk_size: int, backend: str, threads: int | None, ignore_case: bool = False) -> FindJob:
     """A worker's job: one thread unless told, as Dask runs one task per worker thread."""
-    return FindJob(pattern, backend=backend, threads=threads or 1, chunk_size=chunk_size)
+    return FindJob(pattern, backend=backend, threads=threads or 1, chunk_size=chunk_size, ignore_case=ignore_case)
 
 
 def search_sources(job: Work, sources: list[Source], m: int, partition: int, count_only: bool, client=None,

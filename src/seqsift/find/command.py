@@ -95,8 +95,6 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("-l and -L: choose one")
     if len(texts) > 1 and (args.fasta or args.dask):
         raise UsageError(f"several patterns with {'--fasta' if args.fasta else '--dask'}: give one pattern a run")
-    if args.ignore_case and args.dask:
-        raise UsageError("-i with --dask: not supported; run without --dask")
     if args.null and args.json:
         raise UsageError("--null is for TSV output; JSON Lines quote every name already")
     patterns = [as_pattern(text.encode("utf-8", "surrogateescape"), hex=args.hex) for text in texts]
@@ -297,7 +295,7 @@ def _on_cluster(args: argparse.Namespace, pattern: bytes, paths: list[str], coun
     from seqsift.find import cluster
 
     partition = args.partition or cluster.DEFAULT_PARTITION
-    job = cluster.work(pattern, args.chunk_size, args.backend)
+    job = cluster.work(pattern, args.chunk_size, args.backend, ignore_case=args.ignore_case)
     done = cluster.search_sources(job, paths, len(pattern), partition, count_only, client, bar.advance)
     for k, parts in by_source(len(paths), done):
         yield paths[k], parts
