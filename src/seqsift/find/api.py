@@ -273,14 +273,13 @@ class FindJob:
 
     def _gpu_offsets(self, reader: ChunkReader, count_only: bool, progress: Progress | None):
         searcher = self._gpu_searcher(self._plan(self.pattern, None))
-        fill = reader.fill
-        if self.ignore_case:  # each chunk lower-cased in the host buffer before it is sent
-            def fill(host: np.ndarray):
-                got = reader.fill(host)
-                if got is not None:
-                    np.take(_LOWER, host[: got[1]], out=host[: got[1]])
-                return got
+        def folded(host: np.ndarray):  # -i: each chunk lower-cased in the host buffer before it is sent
+            got = reader.fill(host)
+            if got is not None:
+                np.take(_LOWER, host[: got[1]], out=host[: got[1]])
+            return got
 
+        fill = folded if self.ignore_case else reader.fill
         for base, count, positions in searcher.run(fill, reader.buffer_size, store=not count_only):
             yield count if count_only else positions + base
             if progress:
