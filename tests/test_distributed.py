@@ -122,6 +122,10 @@ def test_find_command_is_byte_identical(tmp_path, client, rng):
         assert local == dask and local[0] == 0
         outputs[" ".join(extra)] = dask
     assert outputs["-i"] == outputs[""]  # upper-case data: acg in any case is ACG
+    for extra in ([], ["-c"], ["-l", "-e", "TTTTTTTTTTTT"]):  # several patterns (issue 25)
+        local, dask = both(tmp_path, ["find", *extra, "-e", "ACG", "-e", "GTA", "-e", "A", *files,
+                                      "--partition", "1000"], address)
+        assert local == dask and local[0] == 0 and local[1]
 
 
 def test_find_on_the_cluster_skips_a_failing_file(tmp_path, client, rng):

@@ -93,8 +93,8 @@ def run(args: argparse.Namespace) -> int:
     listing = args.files_with_matches or args.files_without_match
     if args.files_with_matches and args.files_without_match:
         raise UsageError("-l and -L: choose one")
-    if len(texts) > 1 and (args.fasta or args.dask):
-        raise UsageError(f"several patterns with {'--fasta' if args.fasta else '--dask'}: give one pattern a run")
+    if len(texts) > 1 and args.fasta:
+        raise UsageError("several patterns with --fasta: give one pattern a run")
     if args.null and args.json:
         raise UsageError("--null is for TSV output; JSON Lines quote every name already")
     patterns = [as_pattern(text.encode("utf-8", "surrogateescape"), hex=args.hex) for text in texts]
@@ -150,13 +150,17 @@ def run(args: argparse.Namespace) -> int:
         if args.fasta:
             results = isolated(lambda paths: _records(args, jobs[0], paths, progress, count_only, client, bar),
                                readable, skip)
-        elif args.dask:
+        elif args.dask and len(jobs) == 1:
             results = isolated(lambda paths: _on_cluster(args, patterns[0], paths, count_only, client, bar),
                                readable, skip)
+        elif args.dask:  # each pattern over the files on the cluster in turn, merged here
+            searches = [lambda paths, p=p: _on_cluster(args, p, paths, count_only, client, bar) for p in patterns]
+            results = _several(searches, readable, count_only, stack, skip)
         elif len(jobs) >= SCAN_FROM and count_only and not args.ignore_case:
             results = _counts_by_scan(args, patterns, readable, stack, skip)
         elif len(jobs) > 1:
-            results = _several(jobs, readable, count_only, progress.advance, stack, skip)
+            searches = [lambda paths, job=job: job.search_files(paths, count_only, progress.advance) for job in jobs]
+            results = _several(searches, readable, count_only, stack, skip)
         else:
             results = isolated(lambda paths: jobs[0].search_files(paths, count_only, progress.advance), readable, skip)
         for path, parts in results:
@@ -234,16 +238,17 @@ def _counts_by_scan(args: argparse.Namespace, patterns: list[bytes], paths: list
         yield path, [sum(m.count for m in result.matches)]
 
 
-def _several(jobs: list[FindJob], paths: list[str], count_only: bool, progress, stack: contextlib.ExitStack, skip):
-    """(path, [its merged results]) per path for several patterns: each pattern's job over the files
-    in turn (standard input spooled to a file, read once per pattern), then per file the counts
+def _several(searches: list, paths: list[str], count_only: bool, stack: contextlib.ExitStack, skip):
+    """(path, [its merged results]) per path for several patterns: each pattern's search (a function
+    of the paths, as FindJob.search_files) over the files in turn (standard input spooled to a
+    file, read once per pattern), then per file the counts
     summed or the occurrences as (offset, pattern number) in offset order. Positions are held
     until every pattern is done: memory grows with the number of occurrences. A file that fails
     for any pattern is skipped, named once."""
     sources = [stack.enter_context(spooled_stdin(path)) for path in paths]
     errors: dict[int, Exception] = {}
     per_pattern = []
-    for job in jobs:
+    for search in searches:
         results: list[list] = [[] for _ in paths]
         left = [k for k in range(len(paths)) if k not in errors]
         following = 0  # the index in left of the next file isolated() gives
@@ -253,8 +258,7 @@ def _several(jobs: list[FindJob], paths: list[str], count_only: bool, progress, 
             errors.setdefault(left[i], exc)
             following = i + 1
 
-        for _, parts in isolated(lambda some: job.search_files(some, count_only, progress),
-                                 [sources[k] for k in left], failed):
+        for _, parts in isolated(search, [sources[k] for k in left], failed):
             results[left[following]] = list(parts)
             following += 1
         per_pattern.append(results)
