@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import itertools
 
 from seqsift.alignment import scoring as scorings
 from seqsift.alignment import cluster
@@ -102,11 +103,15 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--outfmt sam is for DNA: add --dna")
     if fmt == "sam" and args.dask:
         raise UsageError("--outfmt sam runs on this machine: drop --dask")
-    both = BothStrands(sam_reads(args.queries), args.top) if fmt == "sam" else None
-    queries = both.queries() if both else (record for batch in record_batches(args.queries) for record in batch)
-    read = [0]  # queries read, all of them processed once every text is written
-    queries = _tallied(queries, read)
     with contextlib.ExitStack() as stack:
+        if fmt == "7":  # its '# Query:' lines give the whole header: the file is read twice
+            args.queries = stack.enter_context(spooled_stdin(args.queries))
+        both = BothStrands(sam_reads(args.queries), args.top) if fmt == "sam" else None
+        queries = both.queries() if both else (record for batch in record_batches(args.queries) for record in batch)
+        if fmt == "7":
+            queries = _titled(queries, args.queries)
+        read = [0]  # queries read, all of them processed once every text is written
+        queries = _tallied(queries, read)
         database = stack.enter_context(spooled_stdin(args.database))  # read once per query batch
         parts = DatabaseParts(database, scoring, args.db_batch or DATABASE_RESIDUES)
         names, lengths = [], []
@@ -138,6 +143,26 @@ def run(args: argparse.Namespace) -> int:
             out.write(text)
         out.write(closing(fmt, read[0]).encode())
     return EXIT_OK
+
+
+def _titled(records, path):
+    """(the whole header line, sequence) per record of a FASTA file, for outfmt 7's '# Query:' line
+    (blastp's); the report takes the first word of it as qseqid. FASTQ records keep their names."""
+    from seqsift.io.openers import open_decompressed
+
+    stream = open_decompressed(path)
+    try:
+        lines = (line for line in stream if line.strip())
+        first = next(lines, b"")
+        if not first.lstrip().startswith(b">"):
+            yield from records
+            return
+        headers = itertools.chain([first.lstrip()], (line for line in lines if line.startswith(b">")))
+        titles = (line[1:].strip().decode("utf-8", "replace") for line in headers)  # as blastp: no trailing blanks
+        for (name, seq), title in zip(records, titles):
+            yield (title if title.split(None, 1)[:1] == [name] else name), seq
+    finally:
+        stream.close()
 
 
 def _tallied(records, read: list[int]):
