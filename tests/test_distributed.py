@@ -112,12 +112,36 @@ def test_find_command_is_byte_identical(tmp_path, client, rng):
     assert cluster.find(client, "ACG", files[4], partition=1000).tolist() == expected.tolist() and expected.size
     assert cluster.find_count(client, "ACG", open(files[4], "rb"), partition=999) == expected.size  # a stream: sent
     address = client.scheduler.address
-    for extra in ([], ["-c"], ["--json"]):
-        local, dask = both(tmp_path, ["find", *extra, "ACG", *files, "--partition", "1000"], address)
+    outputs = {}
+    for extra in ([], ["-c"], ["--json"], ["-i"]):  # -i: the pattern in lower case (issue 25)
+        pattern = "acg" if extra == ["-i"] else "ACG"
+        local, dask = both(tmp_path, ["find", *extra, pattern, *files, "--partition", "1000"], address)
         if extra == ["--json"]:  # the provenance line names the command, which differs by --dask
             local = (local[0], local[1].split(b"\n", 1)[1])
             dask = (dask[0], dask[1].split(b"\n", 1)[1])
         assert local == dask and local[0] == 0
+        outputs[" ".join(extra)] = dask
+    assert outputs["-i"] == outputs[""]  # upper-case data: acg in any case is ACG
+    for extra in ([], ["-c"], ["-l", "-e", "TTTTTTTTTTTT"]):  # several patterns (issue 25)
+        local, dask = both(tmp_path, ["find", *extra, "-e", "ACG", "-e", "GTA", "-e", "A", *files,
+                                      "--partition", "1000"], address)
+        assert local == dask and local[0] == 0 and local[1]
+
+
+def test_find_on_the_cluster_skips_a_failing_file(tmp_path, client, rng):
+    """Issue 30: a file that fails (a malformed FASTQ) is named and skipped, the files after it
+    searched, as on one machine; exit 2 as grep."""
+    good = tmp_path / "good.fa"
+    good.write_text(">r1\n" + "".join(rng.choice(list("ACGT"), 5000)) + "\n")
+    bad = tmp_path / "bad.fq"
+    bad.write_text("@r1\nACGT\n+\nII\n")
+    address = client.scheduler.address
+    for argv in (["find", "--fasta", "ACG", str(good), str(bad), str(good)],
+                 ["find", "--fasta", "-c", "ACG", str(bad), str(good), str(bad)]):
+        alone = run_cli([a for a in argv if a != str(bad)], tmp_path / "alone.out")
+        local, dask = both(tmp_path, [*argv, "--partition", "1000"], address)
+        assert alone[0] == 0 and alone[1]
+        assert local == dask == (2, alone[1])
 
 
 def test_find_records_on_real_data(tmp_path, client):
@@ -209,10 +233,11 @@ def protein_files(tmp_path, queries=6, targets=60):
 
 def test_align_command_and_api_are_the_same_as_one_machine(tmp_path, client):
     queries, db = protein_files(tmp_path)
-    for form in ("6", "pair"):
+    for form in ("6", "pair", "7"):  # 7: each query's '# Database:' line too (issue 25)
         local, dask = both(tmp_path, ["align", queries, db, "--top", "4", "--outfmt", form, "--partition", "2"],
                            client.scheduler.address)
         assert local == dask and local[0] == 0 and local[1]
+    assert f"# Database: {db}\n".encode() in dask[1]
     names, seqs = zip(*naive.read_records(db))
     database = Database(names, seqs, matrix("BLOSUM62", 11, 1))
     qs = [s for _, s in naive.read_records(queries)]

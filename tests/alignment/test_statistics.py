@@ -162,3 +162,25 @@ def test_outfmt_7_comment_lines_have_blastps_shape(tmp_path):
     out6 = tmp_path / "6.tsv"
     assert main(["align", "-q", str(queries), str(data_file("proteins_db.fa.gz")), "-o", str(out6)]) == 0
     assert "#" not in out6.read_text()  # outfmt 6 has no comment lines, the closing one neither
+
+
+@pytest.mark.parametrize("stdin", [False, True], ids=["file", "stdin"])
+def test_outfmt_7_query_lines_are_blastps(tmp_path, monkeypatch, stdin):
+    """Issue 25: '# Query:' gives the whole header line as blastp does; qseqid stays its first word."""
+    import gzip
+    import io
+    import sys
+
+    text = gzip.decompress(data_file("proteins_query.fa.gz").read_bytes()).decode()
+    two = ">" + ">".join(text.split(">")[1:3]) + ">nohit\nWWWWWWWWWW\n"
+    queries, out = tmp_path / "q.fa", tmp_path / "7.tsv"
+    queries.write_text(two)
+    if stdin:
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(two.encode())))
+    assert main(["align", "-q", "-" if stdin else str(queries), str(data_file("proteins_db.fa.gz")),
+                 "--outfmt", "7 std score", "-o", str(out)]) == 0
+    lines = out.read_text().splitlines()
+    ours = [line for line in lines if line.startswith("# Query: ")]
+    assert ours == [line for line in BLASTP_7.splitlines() if line.startswith("# Query: ")]
+    firsts = {line.split("\t")[0] for line in lines if not line.startswith("#")}
+    assert firsts == {"tr|A7TBS3|A7TBS3_NEMVE", "tr|Q8WWJ3|Q8WWJ3_HUMAN"}

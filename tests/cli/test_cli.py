@@ -102,7 +102,10 @@ def test_output_file_is_atomic(capsysbinary, tmp_path):
     out = tmp_path / "hits.tsv"
     code, _, err = run(capsysbinary, "--fasta", "-o", str(out), "ACGT", str(good), str(bad))
     assert code == 2 and f"{bad}:202: invalid character '#'" in err
-    assert sorted(os.listdir(tmp_path)) == ["bad.fa.gz", "good.fa"]  # no output, no leftover temp file
+    # the malformed file is named and skipped (grep's rule: the other files' matches are kept; its
+    # one batch failed whole); no leftover temp file
+    assert sorted(os.listdir(tmp_path)) == ["bad.fa.gz", "good.fa", "hits.tsv"]
+    assert out.read_text() == f"{good}\ta\t0\t+\n{good}\ta\t4\t+\n"
     code, _, _ = run(capsysbinary, "--fasta", "-o", str(out), "ACGT", str(good))
     assert code == 0 and out.read_text() == f"{good}\ta\t0\t+\n{good}\ta\t4\t+\n"
 

@@ -45,11 +45,12 @@ def oracle_rows(tmp_path, files, patterns, fold=False):
     return rows
 
 
-def test_ignore_case_matches_the_folded_oracle(tmp_path, rng, capsysbinary):
+def test_ignore_case_matches_the_folded_oracle(tmp_path, rng, capsysbinary, backend):
     path = tmp_path / "mixed.txt"
     data = random_bytes(rng, 60_000)
     path.write_bytes(data)
-    for flags in ([], ["--chunk-size", "4096"]):  # one buffer, and many chunks with their overlaps
+    # one buffer, and many chunks with their overlaps; on the GPU too (issue 25)
+    for flags in (["--backend", backend], ["--backend", backend, "--chunk-size", "4096"]):
         code, out, _ = run(capsysbinary, "-i", "aBa", str(path), *flags)
         assert code == 0
         assert out == "".join(f"{path}\t{o}\n" for o in naive.find_all(data.lower(), b"aba"))

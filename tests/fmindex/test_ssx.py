@@ -350,3 +350,56 @@ def test_an_index_rewritten_in_place_during_a_search_is_an_error_not_a_crash(tmp
     assert run.returncode == 0, err
     count, message = out.splitlines()
     assert int(count) > 0 and message.startswith(f"{path}: the index file was rewritten in place while in use")
+
+
+def test_a_batch_read_from_an_index_rewritten_under_it_is_not_written(tmp_path, good):
+    """An index rewritten in place (same size) while one batch's kernel runs: the batch's hits,
+    read from a file that changed under them, are refused by the check after the batch."""
+    from seqsift.fmindex.query import SearchOptions
+    from seqsift.fmindex.read_search import Encoded, ReadSearch
+    from seqsift.fmindex.reference import encode_reads
+
+    path = tmp_path / "x.ssx"
+    path.write_bytes(good)
+    os.utime(path, ns=(10**18, 10**18))  # times far from now: any write changes them
+    index = FMIndex.load(path)
+    search = ReadSearch(index, SearchOptions(), "cpu", 10, "hits")
+    batch = Encoded(*encode_reads(["GAATTC"]))
+    assert search(batch)[1]  # the file as loaded: hits
+    hits = search.searcher.hits
+
+    def rewriting(*args):
+        found = hits(*args)
+        with open(path, "r+b") as f:
+            f.seek(len(good) // 2)
+            f.write(b"\xff" * 64)
+        return found
+
+    search.searcher.hits = rewriting
+    with pytest.raises(InputError, match="rewritten in place while in use"):
+        search(batch)
+
+
+@pytest.mark.parametrize("craft", ["everywhere", "swapped", "outside"])
+def test_a_crafted_kmer_table_with_valid_checksums_is_refused(tmp_path, craft):
+    """Issue 30 item 7: a k-mer table rewritten and its checksums recomputed used to load and give
+    false hits (every k-mer in [0, n)); the BWT's order of the intervals is checked on load."""
+    import dataclasses
+
+    index = FMIndex.build(LAMBDA, kmer=5)
+    table = index.arrays.kmer_table.copy()
+    present = np.flatnonzero(table[:, 0] < table[:, 1])
+    if craft == "everywhere":
+        table[:] = (0, index.arrays.n)
+    elif craft == "swapped":  # two k-mers' intervals exchanged: out of code order
+        a, b = present[10], present[-10]
+        table[[a, b]] = table[[b, a]]
+    else:  # an A... k-mer claiming the rows of suffixes that start with T
+        table[present[0]] = (index.arrays.C[3], index.arrays.n)
+    crafted = FMIndex(index.reference, dataclasses.replace(index.arrays, kmer_table=table), "crafted")
+    path = tmp_path / "crafted.ssx"
+    crafted.save(path)
+    with pytest.raises(InputError, match="k-mer intervals overlap, are out of order"):
+        FMIndex.load(path)
+    index.save(tmp_path / "sound.ssx")
+    FMIndex.load(tmp_path / "sound.ssx")  # the sound table passes

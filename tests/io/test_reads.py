@@ -258,3 +258,30 @@ def test_a_long_record_with_a_short_quality_is_named(tmp_path):
     code = "import sys\nfrom seqsift.io.reads import read_reads\nlist(read_reads(sys.argv[1]))\n"
     run = run_bounded([str(path)], code=code, memory=3 << 29)
     assert run.returncode == 1 and "r.fq.gz:8: quality length" in text(run)[1]
+
+
+@pytest.mark.parametrize("fastq", [True, False], ids=["fastq", "fasta"])
+def test_a_read_longer_than_longest_is_read_past_at_any_size(tmp_path, fastq):
+    """Issue 30: the cutoff follows the reference (longest: its longest record), not only the
+    fixed MAX_RECORD: a read of more than a block (16 MiB, Dask's) is held when it could match,
+    given empty when it has more bases than that (FASTA's line breaks are not bases)."""
+    from seqsift.io import reads
+
+    n = 2 * reads.PARTITION_BLOCKS * reads.BLOCK + 1000  # past two blocks: never held whole unasked
+    path = tmp_path / ("r.fq" if fastq else "r.fa")
+    with open(path, "wb") as f:
+        f.write(b"@a\nACGT\n+\nIIII\n@big\n" if fastq else b">a\nACGT\n>big\n")
+        if fastq:
+            f.write(b"A" * n + b"\n+\n" + b"I" * n + b"\n@b\nGG\n+\nII\n")
+        else:
+            for k in range(0, n, 60):
+                f.write(b"C" * min(60, n - k) + b"\n")
+            f.write(b">b\nGG\n")
+    for longest, held in ((n, n), (n // 2, 0), (None, n)):
+        got = [(b.name(i), int(b.bounds[i + 1] - b.bounds[i])) for b in reads.read_reads(path, longest=longest)
+               for i in range(len(b))]
+        assert got == [("a", 4), ("big", held), ("b", 2)]
+        blocks = list(reads.read_blocks(path, longest=longest))
+        got = [(b.name(i), int(b.bounds[i + 1] - b.bounds[i])) for block in blocks
+               for b in [reads.parse_block(block)] for i in range(len(b))]
+        assert got == [("a", 4), ("big", held), ("b", 2)]

@@ -315,3 +315,25 @@ def test_cancel_stops_the_experiment_at_the_next_step(monkeypatch, phase):
     with pytest.raises(Cancelled, match="cancelled"):
         run(Settings(signatures=1000, data_mb=16, buffer_mb=1), cancel)
     assert handed == ([] if phase == "data made" else [0, 1, 2])  # the cancel came with the 3rd: refused
+
+
+def test_cancel_stops_the_buffer_in_flight(monkeypatch):
+    """Issue 30: a cancel asked while a buffer is being scanned stops that buffer at the engine's
+    next kernel call (every POLL_BYTES filtered), not once the buffer is done: one 16 MiB buffer,
+    cancelled during its first 1 MiB of filtering, is filtered no further."""
+    from seqsift.scan import engine as scan_engine
+
+    monkeypatch.setattr(scan_engine, "POLL_BYTES", 1 << 20)
+    cancel = threading.Event()
+    covered = []
+    real_filter = scan_engine._cpu.table_filter
+
+    def table_filter(data, lo, hi, *rest):
+        covered.append(hi - lo)
+        cancel.set()  # asked while the first call runs
+        return real_filter(data, lo, hi, *rest)
+
+    monkeypatch.setattr(scan_engine._cpu, "table_filter", table_filter)
+    with pytest.raises(Cancelled, match="cancelled"):
+        run(Settings(signatures=1000, data_mb=16, buffer_mb=16, threads=1), cancel)
+    assert covered and sum(covered) <= 1 << 20

@@ -29,10 +29,10 @@ def read_fasta(path) -> tuple[list[str], list[bytes]]:
 
 
 def load(paths: tuple[str, ...], scoring: scorings.Scoring, top: int, mode: str, fmt: str, columns: list[str],
-         backend: str, evalue: float = DEFAULT_EVALUE) -> AlignReport:
+         backend: str, evalue: float = DEFAULT_EVALUE, database: str | None = None) -> AlignReport:
     """A worker's AlignReport over the database FASTA at paths[0]."""
     names, seqs = read_fasta(paths[0])
-    return from_database(Database(names, seqs, scoring), scoring, top, mode, fmt, columns, backend, evalue)
+    return from_database(Database(names, seqs, scoring), scoring, top, mode, fmt, columns, backend, evalue, database)
 
 
 def from_database(db: Database, scoring: scorings.Scoring, top: int, mode: str, fmt: str, columns: list[str],
@@ -47,11 +47,13 @@ def run_queries(report: AlignReport, queries: list[tuple[str, bytes]]):
 
 
 def work(scoring: scorings.Scoring, top: int, mode: str, fmt: str, columns: list[str], backend: str,
-         db: Database | None = None, path: str | os.PathLike | None = None, evalue: float = DEFAULT_EVALUE) -> Work:
+         db: Database | None = None, path: str | os.PathLike | None = None, evalue: float = DEFAULT_EVALUE,
+         database: str | None = None) -> Work:
     """Each part of the queries searched: here with db, on workers from the FASTA at path (or,
-    without one, from db itself, broadcast). The backend's name is checked here."""
+    without one, from db itself, broadcast). The backend's name is checked here. database: the
+    name outfmt 7's '# Database:' lines give (the name the user typed, not the path sent)."""
     check_backend(backend)
-    args = (scoring, top, mode, fmt, columns, backend, evalue)
+    args = (scoring, top, mode, fmt, columns, backend, evalue, database)
     if path is not None:
         share = lambda client: distributed.share_files(client, load, [os.fspath(path)], args)  # noqa: E731
     else:

@@ -9,6 +9,7 @@ from seqsift.alignment import DEFAULT_EVALUE
 from seqsift.alignment import scoring as scorings
 from seqsift.alignment.database import Database, DatabaseHit, search_database
 from seqsift.alignment.statistics import KarlinAltschul, format_bits, format_evalue
+from seqsift.io.writers import printable
 
 # What BLAST's outfmt 7 calls each column on its "# Fields:" line.
 FIELD_NAMES = {"qseqid": "query id", "sseqid": "subject id", "pident": "% identity", "length": "alignment length",
@@ -39,10 +40,11 @@ class ReportFormat:
         stats = [self._statistics(len(seq), h, residues) for h in hits]
         kept = [(h, st) for h, st in zip(hits, stats) if st is None or st[0] <= self.evalue]
         if self.fmt in ("6", "7"):
-            rows = "".join(_tabular(name, len(seq), h, self.columns, st) for h, st in kept)
+            # outfmt 7's name is the whole header line (blastp's '# Query:'); qseqid its first word
+            rows = "".join(_tabular(name.split(None, 1)[0], len(seq), h, self.columns, st) for h, st in kept)
             if self.fmt == "6":
                 return rows
-            head = [f"# seqsift align {__version__}", f"# Query: {name}"]
+            head = [f"# seqsift align {__version__}", f"# Query: {printable(name)}"]
             head += [f"# Database: {self.database}"] if self.database else []
             head += [f"# Fields: {', '.join(FIELD_NAMES[c] for c in self.columns)}"] if kept else []
             return "\n".join(head + [f"# {len(kept)} hits found"]) + "\n" + rows

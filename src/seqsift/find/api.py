@@ -120,10 +120,8 @@ class FindJob:
         # A chunk must hold several pattern lengths for the P-1 overlap to stay a small cost.
         self.chunk_size = max(chunk_size, 4 * len(pattern))
         self.backend = backends.resolve(backend)
-        if backend == "auto" and self.backend == "cuda" and (ignore_case or len(pattern) > _gpu_max_pattern()):
+        if backend == "auto" and self.backend == "cuda" and len(pattern) > _gpu_max_pattern():
             self.backend = "cpu"
-        if ignore_case and self.backend == "cuda":
-            raise UsageError("case-insensitive search of raw bytes runs on the CPU: use --backend cpu or auto")
         self.gpu_config = gpu_config
         self._plans: dict[bytes, SearchPlan] = {}
         self._buffers: list[np.ndarray] | None = None  # streaming buffers, reused file after file
@@ -313,7 +311,14 @@ class FindJob:
 
     def _gpu_offsets(self, reader: ChunkReader, count_only: bool, progress: Progress | None):
         searcher = self._gpu_searcher(self._plan(self.pattern, None))
-        for base, count, positions in searcher.run(reader.fill, reader.buffer_size, store=not count_only):
+        def folded(host: np.ndarray):  # -i: each chunk lower-cased in the host buffer before it is sent
+            got = reader.fill(host)
+            if got is not None:
+                np.take(_LOWER, host[: got[1]], out=host[: got[1]])
+            return got
+
+        fill = folded if self.ignore_case else reader.fill
+        for base, count, positions in searcher.run(fill, reader.buffer_size, store=not count_only):
             yield count if count_only else positions + base
             if progress:
                 progress(reader.chunk_size)

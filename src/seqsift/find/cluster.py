@@ -18,7 +18,7 @@ import numpy as np
 
 from seqsift import distributed
 from seqsift.backend import check_backend, check_threads
-from seqsift.errors import UsageError
+from seqsift.errors import FormatError, InputError, SeqsiftError, UsageError
 from seqsift.find.api import FindJob, ReadOnly, RecordHits, Source, as_pattern, memory_view, sequence_pattern
 from seqsift.io.pack import regular_size
 from seqsift.io.chunks import ChunkReader
@@ -27,6 +27,27 @@ from seqsift.io.openers import STDIN, display_name, open_binary, read_range
 from seqsift.runner import Work, tagged
 
 DEFAULT_PARTITION = 64 << 20
+
+
+@dataclass(frozen=True)
+class Failed:
+    """In place of an input's remaining results: reading it failed (message names the file), and
+    the inputs after it are still searched. A plain value, so a worker can send it back."""
+
+    message: str
+
+    def throw(self):
+        raise SeqsiftError(self.message)
+
+
+def _failed(parts: Iterator, k: int) -> Iterator:
+    """(k, part) per part, then (k, Failed) if reading input k fails: its error stays in its place
+    however far ahead of the results the parts are read."""
+    try:
+        for part in parts:
+            yield k, part
+    except (InputError, FormatError) as exc:
+        yield k, Failed(str(exc))
 
 
 @dataclass(frozen=True)
@@ -40,24 +61,25 @@ class Span:
     shown: str
     path: str | None = None
     data: bytes | None = None
+    failed: Failed | None = None
 
 
 def work(pattern: bytes, chunk_size: int, backend: str = "auto", threads: int | None = None,
-         job: FindJob | None = None) -> Work:
+         job: FindJob | None = None, ignore_case: bool = False) -> Work:
     """search_part on each part, by a FindJob: job (or one made) here, or on each worker from the
     pattern sent there (each task running at once with a FindJob of its own). backend and
     threads are checked here, as the workers will take them."""
     check_backend(backend)
     if threads is not None:
         check_threads(threads)
-    options = (chunk_size, backend, threads)
+    options = (chunk_size, backend, threads, ignore_case)
     share = lambda client: distributed.share_object(client, pattern, _new_job, options, exclusive=True)  # noqa: E731
     return Work(search_part, (lambda: job) if job is not None else (lambda: _new_job(pattern, *options)), share)
 
 
-def _new_job(pattern: bytes, chunk_size: int, backend: str, threads: int | None) -> FindJob:
+def _new_job(pattern: bytes, chunk_size: int, backend: str, threads: int | None, ignore_case: bool = False) -> FindJob:
     """A worker's job: one thread unless told, as Dask runs one task per worker thread."""
-    return FindJob(pattern, backend=backend, threads=threads or 1, chunk_size=chunk_size)
+    return FindJob(pattern, backend=backend, threads=threads or 1, chunk_size=chunk_size, ignore_case=ignore_case)
 
 
 def search_sources(job: Work, sources: list[Source], m: int, partition: int, count_only: bool, client=None,
@@ -82,9 +104,9 @@ def search_records(job: Work, sources: list, m: int, partition: int, revcomp: bo
     run one at a time: as the batch before is done)."""
     def pairs():
         for k, source in enumerate(sources):
-            for part in record_parts(source, m, partition, revcomp, count_only):
+            for k, part in _failed(record_parts(source, m, partition, revcomp, count_only), k):
                 yield k, part
-                if bases:
+                if bases and not isinstance(part, Failed):
                     bases(int(part[0].seq.size))
 
     return tagged(job, pairs(), 1, client, progress)
@@ -93,6 +115,8 @@ def search_records(job: Work, sources: list, m: int, partition: int, revcomp: bo
 def search_part(job: FindJob, part):
     """The engine's chunk function: spans of bytes (search_spans) or a batch of records
     (search_batch)."""
+    if isinstance(part, Failed):
+        return part
     return search_batch(job, part) if isinstance(part[0], SequenceBatch) else search_spans(job, part)
 
 
@@ -102,8 +126,15 @@ def search_spans(job: FindJob, part: tuple[list[Span], bool]) -> list[np.ndarray
     results = []
     for span in spans:
         data = span.data
+        if span.failed is not None:
+            results.append(span.failed)
+            continue
         if data is None:  # a range of a file every worker sees, with the overlap after it
-            data = read_range(span.path, span.lo, span.hi - span.lo + len(job.pattern) - 1, span.shown)
+            try:
+                data = read_range(span.path, span.lo, span.hi - span.lo + len(job.pattern) - 1, span.shown)
+            except InputError as exc:
+                results.append(Failed(str(exc)))
+                continue
         found = list(job.offsets(data, count_only))
         if count_only:
             results.append(int(sum(found)))
@@ -120,43 +151,50 @@ def search_batch(job: FindJob, part) -> RecordHits | int:
 
 def spans_of(sources: list[Source], m: int, partition: int, by_path: bool) -> Iterator[Span]:
     """Spans of at most `partition` bytes over each source in turn. by_path: the workers see the
-    files, so regular files travel as (path, range); anything else is read here and sent."""
+    files, so regular files travel as (path, range); anything else is read here and sent. A
+    source that fails while read here ends with a span carrying its error."""
     for k, source in enumerate(sources):
-        data = memory_view(source)
-        if data is not None:
-            for lo in range(0, max(data.size - m + 1, 1), partition):
-                yield Span(k, lo, min(lo + partition, data.size), "(memory)", data=data[lo : lo + partition + m - 1].tobytes())
-            continue
-        named = isinstance(source, (str, os.PathLike))
-        shown = display_name(source) if named else getattr(source, "name", "(stream)")
-        size = regular_size(source) if named else None
-        if by_path and size is not None:
-            path = os.path.abspath(source)
-            for lo in range(0, max(size, 1), partition):
-                yield Span(k, lo, min(lo + partition, size), shown, path=path)
-            continue
-        if named:
-            stream = open_binary(source)
-        elif hasattr(source, "readinto"):
-            stream = source
-        elif hasattr(source, "read"):
-            stream = io.BufferedReader(ReadOnly(source))
-        else:
-            raise UsageError(f"cannot search a {type(source).__name__}: give bytes, a numpy uint8 array, a path or a "
-                             "binary file")
-        try:
-            reader = ChunkReader(stream, partition, m - 1, shown)
-            buf = np.empty(reader.buffer_size, np.uint8)
-            empty = True
-            while (got := reader.fill(buf)) is not None:
-                start, n = got
-                empty = False
-                yield Span(k, start, start + n, shown, data=buf[:n].tobytes())
-            if empty:
-                yield Span(k, 0, 0, shown, data=b"")
-        finally:
-            if named and str(source) != STDIN:
-                stream.close()
+        for k, span in _failed(_spans_of(k, source, m, partition, by_path), k):
+            yield Span(k, 0, 0, "", failed=span) if isinstance(span, Failed) else span
+
+
+def _spans_of(k: int, source: Source, m: int, partition: int, by_path: bool) -> Iterator[Span]:
+    """Source k's spans (spans_of)."""
+    data = memory_view(source)
+    if data is not None:
+        for lo in range(0, max(data.size - m + 1, 1), partition):
+            yield Span(k, lo, min(lo + partition, data.size), "(memory)", data=data[lo : lo + partition + m - 1].tobytes())
+        return
+    named = isinstance(source, (str, os.PathLike))
+    shown = display_name(source) if named else getattr(source, "name", "(stream)")
+    size = regular_size(source) if named else None
+    if by_path and size is not None:
+        path = os.path.abspath(source)
+        for lo in range(0, max(size, 1), partition):
+            yield Span(k, lo, min(lo + partition, size), shown, path=path)
+        return
+    if named:
+        stream = open_binary(source)
+    elif hasattr(source, "readinto"):
+        stream = source
+    elif hasattr(source, "read"):
+        stream = io.BufferedReader(ReadOnly(source))
+    else:
+        raise UsageError(f"cannot search a {type(source).__name__}: give bytes, a numpy uint8 array, a path or a "
+                         "binary file")
+    try:
+        reader = ChunkReader(stream, partition, m - 1, shown)
+        buf = np.empty(reader.buffer_size, np.uint8)
+        empty = True
+        while (got := reader.fill(buf)) is not None:
+            start, n = got
+            empty = False
+            yield Span(k, start, start + n, shown, data=buf[:n].tobytes())
+        if empty:
+            yield Span(k, 0, 0, shown, data=b"")
+    finally:
+        if named and str(source) != STDIN:
+            stream.close()
 
 
 def groups(spans: Iterator[Span], partition: int) -> Iterator[list[Span]]:
@@ -198,12 +236,17 @@ def find_records(client, pattern, source, *, revcomp: bool = False, backend: str
     pattern = as_pattern(pattern)
     m = len(sequence_pattern(pattern))
     job = work(pattern, chunk_size, backend, threads)
-    found = search_records(job, [source], m, partition or DEFAULT_PARTITION, revcomp, False, client)
-    return RecordHits.concat([hits for _, hits in found])
+    found = [hits for _, hits in search_records(job, [source], m, partition or DEFAULT_PARTITION, revcomp, False, client)]
+    for hits in found:
+        if isinstance(hits, Failed):
+            hits.throw()
+    return RecordHits.concat(found)
 
 
 def _find_spans(client, pattern, source, count_only, backend, threads, chunk_size, partition):
     pattern = as_pattern(pattern)
     job = work(pattern, chunk_size, backend, threads)
     for _, result in search_sources(job, [source], len(pattern), partition or DEFAULT_PARTITION, count_only, client):
+        if isinstance(result, Failed):
+            result.throw()
         yield result

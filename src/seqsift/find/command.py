@@ -9,7 +9,7 @@ import contextlib
 import sys
 from typing import TYPE_CHECKING
 
-from seqsift.errors import InputError, UsageError
+from seqsift.errors import FormatError, InputError, UsageError
 from seqsift.find import DEFAULT_CHUNK_SIZE
 from seqsift.options import EXIT_ERROR, EXIT_FOUND, EXIT_NONE, add_dask_options, dask_run, parse_size, warn
 
@@ -30,7 +30,9 @@ def add_parser(sub, parent: argparse.ArgumentParser) -> None:
         parents=[parent],
         description="Report every occurrence of PATTERN, overlapping ones included, as path<TAB>offset "
         "(0-based byte offset; with several patterns path<TAB>offset<TAB>pattern). Patterns are fixed "
-        "strings (grep -F), not regular expressions. Exit status as grep: 0 found, 1 none, 2 error.",
+        "strings (grep -F), not regular expressions. A file that cannot be read is named on stderr and "
+        "skipped; the others are still searched. Exit status as grep: 0 found, 1 none, 2 an error "
+        "occurred (even beside matches; -q only silences stderr, it is not grep's -q).",
     )
     p.add_argument("pattern", metavar="PATTERN", nargs="?", help="the pattern; with -e or -f, the first FILE")
     p.add_argument("files", metavar="FILE", nargs="*", help="files to search; none or - reads standard input "
@@ -98,10 +100,8 @@ def run(args: argparse.Namespace) -> int:
     listing = args.files_with_matches or args.files_without_match
     if args.files_with_matches and args.files_without_match:
         raise UsageError("-l and -L: choose one")
-    if len(texts) > 1 and (args.fasta or args.dask):
-        raise UsageError(f"several patterns with {'--fasta' if args.fasta else '--dask'}: give one pattern a run")
-    if args.ignore_case and args.dask:
-        raise UsageError("-i with --dask: not supported; run without --dask")
+    if len(texts) > 1 and args.fasta:
+        raise UsageError("several patterns with --fasta: give one pattern a run")
     if args.null and args.json:
         raise UsageError("--null is for TSV output; JSON Lines quote every name already")
     patterns = [as_pattern(text.encode("utf-8", "surrogateescape"), hex=args.hex) for text in texts]
@@ -116,12 +116,18 @@ def run(args: argparse.Namespace) -> int:
         fields = ("path", "offset", "pattern") if len(patterns) > 1 else ("path", "offset")
     readable = []
     failed = False
-    if args.recursive:  # the scan walk's rules (io/tree.py)
-        def report(path: str, why: str) -> None:
-            nonlocal failed
-            failed = True
-            sys.stderr.write(f"seqsift find: {path}: {why}\n")
 
+    def report(path: str, why: str) -> None:
+        nonlocal failed
+        failed = True
+        sys.stderr.write(f"seqsift find: {path}: {why}\n")
+
+    def skip(k: int, exc: Exception) -> None:  # a file failed while searched: named, the others go on
+        nonlocal failed
+        failed = True
+        sys.stderr.write(f"seqsift find: error: {exc}\n")
+
+    if args.recursive:  # the scan walk's rules (io/tree.py)
         readable = [path for path, _ in walk(files, True, report)]
         if not args.files:  # grep -r without a FILE names the files under . without "./"
             readable = [path[2:] if path.startswith("./") else path for path in readable]
@@ -147,16 +153,23 @@ def run(args: argparse.Namespace) -> int:
         if progress.enabled and not args.fasta:  # --fasta counts bases, not file bytes
             total = _total_size(readable)
             progress.total = total and total * len(jobs)
+        client, bar = stack.enter_context(dask_run(args)) if args.dask else (None, None)
         if args.fasta:
-            results = _records(args, jobs[0], readable, progress, count_only)
-        elif args.dask:
-            results = _on_cluster(args, patterns[0], readable, count_only)
+            results = isolated(lambda paths: _records(args, jobs[0], paths, progress, count_only, client, bar),
+                               readable, skip)
+        elif args.dask and len(jobs) == 1:
+            results = isolated(lambda paths: _on_cluster(args, patterns[0], paths, count_only, client, bar),
+                               readable, skip)
+        elif args.dask:  # each pattern over the files on the cluster in turn, merged here
+            searches = [lambda paths, p=p: _on_cluster(args, p, paths, count_only, client, bar) for p in patterns]
+            results = _several(searches, readable, count_only, stack, skip)
         elif len(jobs) >= SCAN_FROM and count_only and not args.ignore_case:
-            results = _counts_by_scan(args, patterns, readable, stack)
+            results = _counts_by_scan(args, patterns, readable, stack, skip)
         elif len(jobs) > 1:
-            results = _several(jobs, readable, count_only, progress.advance, stack)
+            searches = [lambda paths, job=job: job.search_files(paths, count_only, progress.advance) for job in jobs]
+            results = _several(searches, readable, count_only, stack, skip)
         else:
-            results = jobs[0].search_files(readable, count_only, progress.advance)
+            results = isolated(lambda paths: jobs[0].search_files(paths, count_only, progress.advance), readable, skip)
         for path, parts in results:
             found = _write_results(path, parts, args, writer, texts) or found
     if found and not args.quiet and args.output:
@@ -164,7 +177,60 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_ERROR if failed else EXIT_FOUND if found else EXIT_NONE
 
 
-def _counts_by_scan(args: argparse.Namespace, patterns: list[bytes], paths: list[str], stack: contextlib.ExitStack):
+def isolated(search, paths: list[str], skip):
+    """(path, parts) per path as search(paths) gives them, except that a file whose reading fails
+    (InputError, FormatError, or the place-holder a cluster search puts in its results) is passed
+    to skip(k, error) and the search goes on after it: one file's failure never loses another's
+    matches (grep's rule). search must give the paths in order, each one's parts consumed before
+    the next is asked for; an error raised ends its generator, so search starts again after the
+    file. What the failing file gave before its error stays written, as grep prints the lines it
+    read before a read error."""
+    start = 0
+    while start < len(paths):
+        k, failure = start, []
+        results = search(paths[start:])
+        try:
+            for path, parts in results:
+                yield path, _Guarded(parts, failure)
+                if failure:
+                    error, raised = failure.pop()
+                    skip(k, error)
+                    if raised:
+                        break
+                k += 1
+            else:
+                return
+        except (InputError, FormatError) as exc:  # before the file's first part: none of it written
+            skip(k, exc)
+        finally:
+            if hasattr(results, "close"):
+                results.close()
+        start = k + 1
+
+
+class _Guarded:
+    """A file's parts, ending early with (the error, whether it was raised) put in failure if
+    reading the file fails; failed says so to the writer (no count or name line for it)."""
+
+    def __init__(self, parts, failure: list):
+        self.parts, self.failure, self.failed = parts, failure, False
+
+    def __iter__(self):
+        from seqsift.find.cluster import Failed
+
+        try:
+            for part in self.parts:
+                if isinstance(part, Failed):
+                    self.failure.append((part.message, False))
+                    break
+                yield part
+        except (InputError, FormatError) as exc:
+            self.failure.append((exc, True))
+        self.failed = bool(self.failure)
+
+
+def _counts_by_scan(args: argparse.Namespace, patterns: list[bytes], paths: list[str], stack: contextlib.ExitStack,
+                    skip):
     """(path, [its count of occurrences of every pattern]) per path for -c, -l and -L with several
     patterns: one pass of the scan engine's filter and verification over each file, every
     pattern a signature of its bytes (the counts are exact, overlapping occurrences included)."""
@@ -173,24 +239,45 @@ def _counts_by_scan(args: argparse.Namespace, patterns: list[bytes], paths: list
 
     sources = [stack.enter_context(spooled_stdin(path)) for path in paths]
     results = scan(sources, [p.hex() for p in patterns], backend=args.backend, threads=args.threads)
-    for path, result in zip(paths, results):
+    for k, (path, result) in enumerate(zip(paths, results)):
         if result.error:
-            raise InputError(path, result.error)
+            skip(k, InputError(path, result.error))
+            continue
         yield path, [sum(m.count for m in result.matches)]
 
 
-def _several(jobs: list[FindJob], paths: list[str], count_only: bool, progress, stack: contextlib.ExitStack):
-    """(path, [its merged results]) per path for several patterns: each pattern's job over the files
-    in turn (standard input spooled to a file, read once per pattern), then per file the counts
+def _several(searches: list, paths: list[str], count_only: bool, stack: contextlib.ExitStack, skip):
+    """(path, [its merged results]) per path for several patterns: each pattern's search (a function
+    of the paths, as FindJob.search_files) over the files in turn (standard input spooled to a
+    file, read once per pattern), then per file the counts
     summed or the occurrences as (offset, pattern number) in offset order. Positions are held
-    until every pattern is done: memory grows with the number of occurrences."""
+    until every pattern is done: memory grows with the number of occurrences. A file that fails
+    for any pattern is skipped, named once."""
     import numpy as np
 
     from seqsift.io.openers import spooled_stdin
 
     sources = [stack.enter_context(spooled_stdin(path)) for path in paths]
-    per_pattern = [[list(parts) for _, parts in job.search_files(sources, count_only, progress)] for job in jobs]
+    errors: dict[int, Exception] = {}
+    per_pattern = []
+    for search in searches:
+        results: list[list] = [[] for _ in paths]
+        left = [k for k in range(len(paths)) if k not in errors]
+        following = 0  # the index in left of the next file isolated() gives
+
+        def failed(i: int, exc: Exception) -> None:
+            nonlocal following
+            errors.setdefault(left[i], exc)
+            following = i + 1
+
+        for _, parts in isolated(search, [sources[k] for k in left], failed):
+            results[left[following]] = list(parts)
+            following += 1
+        per_pattern.append(results)
     for k, path in enumerate(paths):
+        if k in errors:
+            skip(k, errors[k])
+            continue
         if count_only:
             yield path, [sum(sum(results[k]) for results in per_pattern)]
             continue
@@ -201,36 +288,35 @@ def _several(jobs: list[FindJob], paths: list[str], count_only: bool, progress, 
         yield path, [list(zip(offsets[order].tolist(), which[order].tolist()))]
 
 
-def _records(args: argparse.Namespace, job: FindJob, paths: list[str], progress: Progress, count_only: bool):
+def _records(args: argparse.Namespace, job: FindJob, paths: list[str], progress: Progress, count_only: bool,
+             client=None, bar=None):
     """(path, its record hits or counts) per path: one engine call, batches of records searched
-    here one after another (each on job's threads) or by Dask workers, runner.ordered deciding."""
+    here one after another (each on job's threads) or by Dask workers (client; bar counts
+    partitions), runner.ordered deciding."""
     from seqsift.find import cluster
     from seqsift.runner import by_source
 
     work = cluster.work(job.pattern, args.chunk_size, args.backend, job=job)
-    with contextlib.ExitStack() as stack:
-        if args.dask:  # the bar counts partitions
-            client, bar = stack.enter_context(dask_run(args))
-            partition, done_parts, bases = args.partition or cluster.DEFAULT_PARTITION, bar.advance, None
-        else:  # the bar counts bases
-            client, partition, done_parts, bases = None, job.chunk_size, None, progress.advance
-        done = cluster.search_records(work, paths, len(job.pattern), partition, args.revcomp, count_only, client,
-                                      done_parts, bases)
-        for k, parts in by_source(len(paths), done):
-            yield paths[k], parts
+    if client is not None:  # the bar counts partitions
+        partition, done_parts, bases = args.partition or cluster.DEFAULT_PARTITION, bar.advance, None
+    else:  # the bar counts bases
+        partition, done_parts, bases = job.chunk_size, None, progress.advance
+    done = cluster.search_records(work, paths, len(job.pattern), partition, args.revcomp, count_only, client,
+                                  done_parts, bases)
+    for k, parts in by_source(len(paths), done):
+        yield paths[k], parts
 
 
-def _on_cluster(args: argparse.Namespace, pattern: bytes, paths: list[str], count_only: bool):
+def _on_cluster(args: argparse.Namespace, pattern: bytes, paths: list[str], count_only: bool, client, bar):
     """(path, its results) per path, as FindJob.search_files gives them, computed by Dask workers."""
     from seqsift.find import cluster
     from seqsift.runner import by_source
 
     partition = args.partition or cluster.DEFAULT_PARTITION
-    with dask_run(args) as (client, progress):
-        job = cluster.work(pattern, args.chunk_size, args.backend)
-        done = cluster.search_sources(job, paths, len(pattern), partition, count_only, client, progress.advance)
-        for k, parts in by_source(len(paths), done):
-            yield paths[k], parts
+    job = cluster.work(pattern, args.chunk_size, args.backend, ignore_case=args.ignore_case)
+    done = cluster.search_sources(job, paths, len(pattern), partition, count_only, client, bar.advance)
+    for k, parts in by_source(len(paths), done):
+        yield paths[k], parts
 
 
 def _write_results(path: str, parts, args: argparse.Namespace, writer: RowWriter, texts: list[str]) -> bool:
@@ -250,6 +336,8 @@ def _write_results(path: str, parts, args: argparse.Namespace, writer: RowWriter
                 writer.write_rows((path, o, texts[k]) for o, k in part)
             else:
                 writer.write_rows((path, o) for o in part.tolist())
+    if counting and getattr(parts, "failed", False):  # its count is not known: no line, as no name
+        return False
     if args.files_with_matches or args.files_without_match:
         listed = (n > 0) == args.files_with_matches
         if listed:

@@ -119,8 +119,10 @@ def run_search(args: argparse.Namespace) -> int:
                        distance=args.distance, best_only=args.best_only)
     with contextlib.ExitStack() as stack:
         client, progress = stack.enter_context(dask_run(args)) if args.dask else (None, None)
+        # a read longer than the longest record (plus the edits allowed) matches nowhere: not held
+        longest = int(index.reference.lengths.max()) + args.errors
         results = search_reads(job, args.reads, args.partition or args.batch_reads, args.threads, client,
-                               progress and progress.advance)
+                               progress and progress.advance, longest)
         out = stack.enter_context(open_output(args.output, sam=args.format == "sam"))
         if args.format == "sam":
             provenance = Provenance(resolve_unmeasured(args.backend))

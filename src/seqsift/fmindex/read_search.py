@@ -43,9 +43,16 @@ class ReadSearch:
 
     def __call__(self, batch: ReadBatch) -> tuple[bytes | list, bool]:
         """(the batch's output text, or its hit lists; whether any read matched)."""
-        self.index.check_unchanged()  # a file rewritten in place is an error, not a SIGBUS
-        if self.errors:
-            return self._approximate(batch)
+        # The mapped file is checked before the batch (a file rewritten in place is an error, not a
+        # SIGBUS in the next kernel) and after it (what a batch read from a file changed under it
+        # is never written); a truncation during the batch itself can still end the process
+        # (docs/formats.md, "An index changed while in use").
+        self.index.check_unchanged()
+        result = self._approximate(batch) if self.errors else self._exact(batch)
+        self.index.check_unchanged()
+        return result
+
+    def _exact(self, batch) -> tuple[bytes | list, bool]:
         found = self.searcher.hits(batch.codes, batch.bounds, self.max_hits)
         matched = bool(found.counts.any())
         if self.fmt == "hits":
@@ -87,18 +94,19 @@ def run_batch(search: ReadSearch, batch) -> tuple[bytes | list, bool]:
 
 
 def search_reads(job: Work, reads, batch_reads: int = DEFAULT_BATCH, threads: int = 1, client=None,
-                 progress=None) -> Iterator[tuple]:
+                 progress=None, longest: int | None = None) -> Iterator[tuple]:
     """job's result of each batch of reads, in order: reads is a FASTQ/FASTA path ('-' stdin) or a
     list of sequences. With a client, a file the workers see is parsed by them (raw blocks travel);
-    otherwise it is parsed here."""
+    otherwise it is parsed here. longest: the most bases a read with a match can have; a longer
+    one in a file is read past without being held and counted 0 (io.reads)."""
     if isinstance(reads, (str, os.PathLike)):
         if client is not None:
             from seqsift.distributed import workers_see
 
             by_path = str(reads) != STDIN and workers_see(client, [os.fspath(reads)], thorough=False)
-            batches = read_blocks(reads, batch_reads, by_path)
+            batches = read_blocks(reads, batch_reads, by_path, longest)
         else:
-            batches = read_reads(reads, batch_reads, READ_CODE)
+            batches = read_reads(reads, batch_reads, READ_CODE, longest)
     else:
         reads = list(reads)
         batches = (Encoded(*encode_reads(reads[k : k + batch_reads])) for k in range(0, len(reads), batch_reads))

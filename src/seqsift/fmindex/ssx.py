@@ -189,6 +189,19 @@ _BLOCK_INVARIANTS = {0: "", 1: "rank counts", 2: "base bitmaps overlap",
 _BLOCK_INVARIANTS_KERNEL = Kernel("seqsift.fmindex._cpu", "block_invariants", "uint64[:,:] int64 int64[:]", results=2)
 
 
+def _kmer_intervals_sorted(table: np.ndarray, k: int, C: np.ndarray, n: int) -> bool:
+    """The BWT's order, which every sound table has: the k-mers present (lo < hi) hold disjoint
+    intervals in the order of their codes, each inside the rows [C[c], C[c+1]) of suffixes
+    starting with its first base c. A table claiming every k-mer everywhere fails this."""
+    present = np.flatnonzero(table[:, 0] < table[:, 1])
+    if k == 0 or present.size == 0:
+        return True
+    lo, hi = table[present, 0].astype(np.int64), table[present, 1].astype(np.int64)
+    first = present >> (2 * (k - 1))
+    ends = np.append(C[1:], n)
+    return bool(np.all(lo[1:] >= hi[:-1]) and np.all(lo >= C[first]) and np.all(hi <= ends[first]))
+
+
 def _check(name: str, header: dict, v: dict[str, np.ndarray], full: bool) -> LoadedIndex:
     """The invariants every kernel relies on, checked in bulk (numpy, and one compiled pass over
     the rank blocks), so no row, sample or table entry can point outside its array. Without
@@ -220,6 +233,8 @@ def _check(name: str, header: dict, v: dict[str, np.ndarray], full: bool) -> Loa
         need(np.array_equal(np.diff(np.concatenate((C, [n]))), totals), "C against the rank counts")
         need(samples.shape == (marks,) and (samples.size == 0 or int(samples.max()) < n), "SA samples")
         need(np.all(table[:, 0] <= table[:, 1]) and (table.size == 0 or int(table[:, 1].max()) <= n), "k-mer table")
+        need(_kmer_intervals_sorted(table, k, C, n), "k-mer intervals overlap, are out of order or lie outside "
+             "their first base's rows")
     need(v["packed"].shape == (-(-n // 4),), "packed reference length")
     starts, lengths, gaps = v["starts"], v["lengths"], v["gaps"]
     need(len(names) >= 1 and starts.shape == lengths.shape == (len(names),), "record table")

@@ -71,12 +71,15 @@ _PARSE = Kernel("seqsift.io._reads_cpu", "parse",
                 results=6)
 
 
-def read_reads(source: str | os.PathLike, batch_reads: int = 1 << 16, code_table: np.ndarray | None = None) -> Iterator[ReadBatch]:
+def read_reads(source: str | os.PathLike, batch_reads: int = 1 << 16, code_table: np.ndarray | None = None,
+               longest: int | None = None) -> Iterator[ReadBatch]:
     """Stream a FASTQ or FASTA file of reads (format from its first byte) in batches of at most
     batch_reads reads and about 2 x BLOCK bytes; with code_table (256 entries), each batch also
-    holds its bases translated through it."""
+    holds its bases translated through it. longest: a read found to have more bases than this
+    (once past a block) is read through without being held and given empty (a search passes the
+    longest a match could be: its reference's longest record)."""
     table = _FOLD if code_table is None else code_table
-    for batch, _, _, _ in _framed(source, batch_reads, copy=True, table=table, block=BLOCK):
+    for batch, _, _, _ in _framed(source, batch_reads, copy=True, table=table, block=BLOCK, longest=longest):
         yield batch
 
 
@@ -96,7 +99,8 @@ class RawBlock:
     length: int = 0
 
 
-def read_blocks(source: str | os.PathLike, batch_reads: int = 1 << 16, by_path: bool = False) -> Iterator[RawBlock]:
+def read_blocks(source: str | os.PathLike, batch_reads: int = 1 << 16, by_path: bool = False,
+                longest: int | None = None) -> Iterator[RawBlock]:
     """The file as blocks of batch_reads records (fewer where 2 x PARTITION_BLOCKS x BLOCK bytes
     hold fewer), their framing checked (a malformed header, separator or quality length raises
     here, as read_reads would) but their bases not copied: several times cheaper than
@@ -105,7 +109,7 @@ def read_blocks(source: str | os.PathLike, batch_reads: int = 1 << 16, by_path: 
     located = by_path and str(source) != STDIN and _is_plain(source)
     offset = 0
     for data, fastq, line, index in _framed(source, batch_reads, copy=False, table=_FOLD,
-                                           block=PARTITION_BLOCKS * BLOCK):
+                                           block=PARTITION_BLOCKS * BLOCK, longest=longest):
         if located:
             yield RawBlock(None, display_name(source), fastq, line, index, os.path.abspath(source), offset, data.size)
         else:
@@ -164,9 +168,10 @@ def _parse_batch(data, final, fastq, batch_reads, copy, table, path, line, index
                      qual_lo=qual_lo[:reads], first=index), used, lines
 
 
-def _framed(source, batch_reads: int, copy: bool, table: np.ndarray, block: int):
+def _framed(source, batch_reads: int, copy: bool, table: np.ndarray, block: int, longest: int | None = None):
     """(ReadBatch when copy else the raw records, fastq, first line, first read) per batch of
-    complete records, streaming the file `block` bytes at a time into reused buffers."""
+    complete records, streaming the file `block` bytes at a time into reused buffers. A record
+    past MAX_RECORD bytes, or found to hold more than `longest` bases, is read past (_read_past)."""
     path = display_name(source)
     stream = open_decompressed(source)
     buffers = Buffers(2 * block + (1 << 20))  # a batch never holds more than twice block but for an overlong record
@@ -191,7 +196,7 @@ def _framed(source, batch_reads: int, copy: bool, table: np.ndarray, block: int)
                 data = data[used:]
             elif final:
                 return
-            elif data.size >= MAX_RECORD:  # past any reference: read past it, searched as an empty read
+            elif data.size >= MAX_RECORD or _longer(data, fastq, longest):  # past any reference: read past it
                 empty, data, final, skipped = _read_past(stream, data, final, fastq, path, line)
                 batch, _, _ = _parse_batch(empty, True, fastq, 1, copy, table, path, line, index)
                 yield (batch if copy else empty), fastq, line, index
@@ -202,6 +207,22 @@ def _framed(source, batch_reads: int, copy: bool, table: np.ndarray, block: int)
     finally:
         if str(source) != STDIN:  # never close the process's stdin
             stream.close()
+
+
+def _longer(data: np.ndarray, fastq: bool, longest: int | None) -> bool:
+    """Whether the record that data starts with (not complete in it) has more than `longest`
+    bases for certain: its sequence line so far (FASTQ), or the bytes after its header less line
+    breaks (FASTA). Asked only when a record outgrows a block, so its cost stays that of reading."""
+    if longest is None:
+        return False
+    header_end = int(np.argmax(data == 10)) if data.size and (data == 10).any() else -1
+    if header_end < 0:
+        return False
+    body = data[header_end + 1 :]
+    if fastq:
+        breaks = np.flatnonzero(body == 10)
+        return int(breaks[0] if breaks.size else body.size) > longest
+    return int(body.size - np.count_nonzero(body == 10) - np.count_nonzero(body == 13)) > longest
 
 
 class _Bytes:

@@ -112,7 +112,8 @@ def run(settings: Settings, cancel: threading.Event | None = None) -> dict:
                  buffer_size=settings.buffer_mb << 20, buffers=3 if settings.rotating else 1, filter="table",
                  verify=settings.verify, block_threshold=settings.block_threshold,
                  object_threshold=settings.object_threshold) as scanner:
-        scanner.prepare(np.frombuffer(objects[0], np.uint8))  # tables built before the clock starts
+        engine = scanner.prepare(np.frombuffer(objects[0], np.uint8))  # tables built before the clock starts
+        engine.stop = stop_if_asked  # asked between kernel calls: a buffer in flight stops too
         stop_if_asked()
         stats = scanner.stats
         confirmed = 0

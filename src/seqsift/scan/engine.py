@@ -13,6 +13,7 @@ Every path ends in the same verifier, so the verified occurrences do not depend 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Callable
 
 import numpy as np
 
@@ -29,6 +30,9 @@ ROW_BUFFER = 1 << 18  # candidate rows a thread holds before verifying them (6 M
 CANDIDATE_CHUNK = 1 << 18  # table candidates a thread holds before verifying them (4 MiB)
 SWEEP_ROWS = 1 << 16  # positions of an anchorless piece verified in one call
 OUT_CHUNK = 1 << 18  # occurrences verify_groups writes in one call (7 MiB)
+# Bytes a filter kernel covers in one call: between calls the engine asks its `stop` (a cancel),
+# so a buffer in flight stops within this much filtering per thread, not at its end.
+POLL_BYTES = 4 << 20
 # Verified occurrences one buffer may hold (28 bytes each: ~900 MiB at most, over all threads).
 # Past it they are made distinct (a start reached from several anchors is one); an object part
 # that still holds more is dropped and its file reported, never the run.
@@ -120,6 +124,13 @@ class Engine:
                         for _ in range(max(threads, 1))]
         self._rows = [_new_rows(ROW_BUFFER) for _ in range(max(threads, 1))]  # stride candidates, reused
         self._starts = (self.program.prefix_max - self.program.prefix_min + 1).astype(np.int64)  # per piece
+        # Called between kernel calls (every POLL_BYTES filtered, every chunk verified) on the
+        # threads scanning; it raises to stop a buffer in flight (the Lab's cancel). None: never.
+        self.stop: Callable[[], None] | None = None
+
+    def _poll(self) -> None:
+        if self.stop is not None:
+            self.stop()
 
     @property
     def seed_table(self) -> KeyTagTable:
@@ -138,7 +149,7 @@ class Engine:
         tail = (table.starts, table.tags, table.masks, table.bloom, table.bloom_shift)
         largest = int(np.diff(table.starts).max(initial=0))
         parts = self._split(lo, max(hi - 1, lo), 1)
-        found = self._map(lambda r: _drain(kernels.table_filter, buf, *r, tail, largest, limit), parts)
+        found = self._map(lambda r: _drain(kernels.table_filter, buf, *r, tail, largest, limit, self._poll), parts)
         return None if any(f is None for f in found) else _concat(found)
 
     def candidate_tables(self) -> list[KeyTagTable]:
@@ -198,6 +209,7 @@ class Engine:
             E, F, dq = self._groups[k]
             at = 0
             while at < rest[0].size:
+                self._poll()
                 out = (np.empty(OUT_CHUNK, np.int64), np.empty(OUT_CHUNK, np.int32), np.empty(OUT_CHUNK, np.int64),
                        np.empty(OUT_CHUNK, np.int64))
                 m, at = kernels.verify_groups(buf, rest, rest[0].size, seg_lo, seg_hi, self.prog_arrays, self.alt_index,
@@ -223,9 +235,12 @@ class Engine:
                 memory stays at one row buffer however many candidates the data raises."""
                 counts = np.zeros(1, np.int64)
                 kept, checks, at = _Kept(self._limit(), count), 0, r[0]
+                poll = max(POLL_BYTES // f.stride, 1) * f.stride  # a call's reach, on the stride's grid
                 while at < r[1]:
+                    self._poll()
                     rows = self._rows[k]
-                    n, at = kernels.stride_rows(buf, at, r[1], f.arrays, seg_lo, seg_hi, per, rows, counts)
+                    n, at = kernels.stride_rows(buf, at, min(r[1], at + poll), f.arrays, seg_lo, seg_hi, per, rows,
+                                                counts)
                     occurrences, tried = self._verify_part(buf, tuple(x[:n] for x in rows), seg_lo, seg_hi, k, verify, count)
                     kept.add(occurrences)
                     checks += tried
@@ -254,7 +269,8 @@ class Engine:
             pos, entry, rows = np.empty(cap, np.int64), np.empty(cap, np.int64), _new_rows(cap)
             kept, candidates, checks, at = _Kept(self._limit(), count), 0, 0, r[0]
             while at < r[1]:
-                m, at = kernels.table_filter(buf, at, r[1], *tail, pos, entry)
+                self._poll()
+                m, at = kernels.table_filter(buf, at, min(r[1], at + POLL_BYTES), *tail, pos, entry)
                 candidates += m
                 n = kernels.table_rows(pos[:m], entry[:m], table.piece, table.rel, seg_lo, seg_hi, rows)
                 found, tried = self._verify_part(buf, tuple(x[:n] for x in rows), seg_lo, seg_hi, k, verify, count)
@@ -282,6 +298,7 @@ class Engine:
             for p in self.sweep_pieces.tolist():
                 shift = int(prog.prefix_min[p])
                 for at in range(a, b, SWEEP_ROWS):
+                    self._poll()
                     anchors = np.arange(at, min(at + SWEEP_ROWS, b), dtype=np.int64) + shift
                     rows = (anchors, np.full(anchors.size, s, np.int64), np.full(anchors.size, p, np.int64))
                     found, tried = self._verify_part(buf, rows, seg_lo, seg_hi, 0, True, count)
@@ -300,14 +317,17 @@ class Engine:
 
 
 def _drain(kernel, data, lo: int, hi: int, tail: tuple, largest: int,
-           limit: int | None = None) -> tuple[np.ndarray, np.ndarray] | None:
+           limit: int | None = None, poll: Callable[[], None] | None = None) -> tuple[np.ndarray, np.ndarray] | None:
     """Run a resumable filter kernel(data, lo, hi, *tail, out_pos, out_entry) over [lo, hi),
-    growing its output until it reaches hi; None as soon as it holds more than `limit`."""
+    growing its output until it reaches hi; None as soon as it holds more than `limit`. poll is
+    called before each call, each covering POLL_BYTES at most."""
     cap = max(4096, 2 * largest)
     out_pos, out_entry, held = [], [], 0
     while True:
+        if poll is not None:
+            poll()
         pos, entry = np.empty(cap, np.int64), np.empty(cap, np.int64)
-        m, lo = kernel(data, lo, hi, *tail, pos, entry)
+        m, lo = kernel(data, lo, min(hi, lo + POLL_BYTES), *tail, pos, entry)
         out_pos.append(pos[:m])
         out_entry.append(entry[:m])
         held += m
@@ -315,7 +335,8 @@ def _drain(kernel, data, lo: int, hi: int, tail: tuple, largest: int,
             return None
         if lo >= hi:
             break
-        cap = min(cap * 2, max(CANDIDATE_CHUNK, 2 * largest))
+        if m > cap // 2:  # stopped for room, not at the end of its reach: more room next call
+            cap = min(cap * 2, max(CANDIDATE_CHUNK, 2 * largest))
     return np.concatenate(out_pos), np.concatenate(out_entry)
 
 
