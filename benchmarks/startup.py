@@ -4,8 +4,8 @@ beside `python -c "import numpy"` in the same environment and, where installed, 
 On a tiny input a command's time is all fixed cost: the interpreter, imports, linking the
 precompiled kernels, opening and writing. Each command runs --runs times in rounds (every command
 once a round, in turn, so the machine's drift falls on all of them); the table gives the median
-wall and CPU (user + sys) seconds and the ratio of the median wall to `import numpy`'s (the goal
-of issue 26 is at most 1.5x). The kernels are built once first (`python -m seqsift.precompiled`,
+wall and CPU (user + sys) seconds and their ratios to `import numpy`'s (the goal of issue 26 is
+at most 1.5x), numpy imported as seqsift imports it (OPENBLAS_NUM_THREADS=1, BASELINE). The kernels are built once first (`python -m seqsift.precompiled`,
 as `make` does), in a cache directory of this run's own. The fixed cost is then split by
 `python -X importtime` (one run each): seconds spent importing numpy, Numba, llvmlite, seqsift's
 own modules and the rest; what remains of the median wall is the interpreter, linking the
@@ -33,6 +33,9 @@ from benchlib import cpu_name, tool_version
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("numpy", "numba", "llvmlite", "seqsift")
+# The ratios' baseline: numpy imported as seqsift imports it, without OpenBLAS's thread pool (cli.py
+# sets OPENBLAS_NUM_THREADS=1: its threads spin ~0.1 s of CPU on start here).
+BASELINE = 'OPENBLAS_NUM_THREADS=1 python -c "import numpy"'
 
 
 def inputs(tmp: Path, python: list[str], env: dict) -> dict[str, list[str]]:
@@ -48,6 +51,7 @@ def inputs(tmp: Path, python: list[str], env: dict) -> dict[str, list[str]]:
     commands = {
         "python -c pass": [sys.executable, "-c", "pass"],
         'python -c "import numpy"': [sys.executable, "-c", "import numpy"],
+        BASELINE: ["env", "OPENBLAS_NUM_THREADS=1", sys.executable, "-c", "import numpy"],
         "seqsift --version": python + ["--version"],
         "seqsift find ACG tiny.txt": python + ["find", "ACG", str(tmp / "tiny.txt")],
         "seqsift scan --db sigs.ndb tiny.bin": python + ["scan", "--db", str(tmp / "sigs.ndb"), str(tmp / "tiny.bin")],
@@ -73,9 +77,11 @@ def run_once(argv: list[str], env: dict) -> tuple[float, float]:
 
 def import_split(argv: list[str], env: dict) -> dict[str, float]:
     """Seconds of imports by top-level package (python -X importtime, one run): self times summed."""
-    if argv[0] != sys.executable:
+    python = argv.index(sys.executable) if sys.executable in argv else -1
+    if python < 0:
         return {}
-    run = subprocess.run([argv[0], "-X", "importtime", *argv[1:]], env=env, capture_output=True, text=True)
+    run = subprocess.run([*argv[: python + 1], "-X", "importtime", *argv[python + 1:]], env=env, capture_output=True,
+                         text=True)
     split = dict.fromkeys(PACKAGES + ("other",), 0.0)
     for line in run.stderr.splitlines():
         if not line.startswith("import time:") or "|" not in line:
@@ -95,6 +101,9 @@ def measure(runs: int) -> dict:
         tmp = Path(tmp)
         env = dict(os.environ, SEQSIFT_CACHE_DIR=str(tmp / "cache"), PYTHONPATH=str(ROOT / "src"))
         python = [sys.executable, "-m", "seqsift"]
+        # the bytecode a regular install writes (where PYTHONDONTWRITEBYTECODE is set, every process
+        # would otherwise compile the modules again: docs/benchmarks.md, "Method")
+        subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "src")], stdout=subprocess.DEVNULL, check=True)
         start = time.perf_counter()
         built = subprocess.run([sys.executable, "-m", "seqsift.precompiled"], env=env, capture_output=True, text=True,
                                check=True).stdout.strip()
@@ -107,7 +116,7 @@ def measure(runs: int) -> dict:
             for name, argv in commands.items():
                 times[name].append(run_once(argv, env))
         splits = {name: import_split(argv, env) for name, argv in commands.items()}
-    numpy_wall = statistics.median(w for w, _ in times['python -c "import numpy"'])
+    numpy_wall = statistics.median(w for w, _ in times[BASELINE])
     rows = []
     for name, samples in times.items():
         wall = statistics.median(w for w, _ in samples)
@@ -127,14 +136,16 @@ def markdown(result: dict) -> str:
     lines = [f"{result['date']}, commit {result['commit']}, {result['machine']}, Python {result['python']}; "
              f"median of {result['runs']} rounds; `python benchmarks/startup.py --runs {result['runs']}`. "
              f"Kernels built first: {result['build']} ({result['build_seconds']:.0f} s, once).", "",
-             "| command (tiny input) | wall s | CPU s | wall / import numpy | imports: numpy | numba | llvmlite "
-             "| seqsift | other | rest of the wall |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+             "| command (tiny input) | wall s | CPU s | wall / import numpy | CPU / import numpy | imports: numpy "
+             "| numba | llvmlite | seqsift | other | rest of the wall |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    numpy_cpu = next(row["cpu"] for row in result["rows"] if row["command"] == BASELINE)
     for row in result["rows"]:
         imports = row["imports"]
         cells = [f"{imports[p]:.3f}" for p in PACKAGES + ("other",)] if imports else ["-"] * 5
         rest = f"{row['wall'] - sum(imports.values()):.3f}" if imports else "-"
         lines.append(f"| `{row['command']}` | {row['wall']:.3f} | {row['cpu']:.3f} | {row['ratio']:.2f}x | "
+                     f"{row['cpu'] / numpy_cpu:.2f}x | "
                      + " | ".join(cells) + f" | {rest} |")
     return "\n".join(lines)
 
