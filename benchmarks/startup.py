@@ -11,7 +11,7 @@ as `make` does), in a cache directory of this run's own. The fixed cost is then 
 own modules and the rest; what remains of the median wall is the interpreter, linking the
 kernels and the command's own work.
 
-    python benchmarks/startup.py [--runs 15] [--json startup.json]
+    python benchmarks/startup.py [--runs 15] [--json startup.json] [--before OLD/src]
 """
 
 from __future__ import annotations
@@ -33,13 +33,14 @@ from benchlib import cpu_name, tool_version
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("numpy", "numba", "llvmlite", "seqsift")
+BEFORE = "(before)"  # the rows of --before's tree
 # The ratios' baseline: numpy imported as seqsift imports it, without OpenBLAS's thread pool (cli.py
 # sets OPENBLAS_NUM_THREADS=1: its threads spin ~0.1 s of CPU on start here).
 BASELINE = 'OPENBLAS_NUM_THREADS=1 python -c "import numpy"'
 
 
 def inputs(tmp: Path, python: list[str], env: dict) -> dict[str, list[str]]:
-    """The commands and peers to time, on files made under tmp."""
+    """The commands and peers to time (name -> argv), on files made under tmp."""
     (tmp / "tiny.txt").write_bytes(b"xxACGTxx\n")
     (tmp / "tiny.bin").write_bytes(b"xxABCDxx")
     (tmp / "sigs.ndb").write_text("Test.Sig:0:*:41424344\n")
@@ -96,7 +97,7 @@ def import_split(argv: list[str], env: dict) -> dict[str, float]:
     return split
 
 
-def measure(runs: int) -> dict:
+def measure(runs: int, before: Path | None = None) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         env = dict(os.environ, SEQSIFT_CACHE_DIR=str(tmp / "cache"), PYTHONPATH=str(ROOT / "src"))
@@ -108,14 +109,20 @@ def measure(runs: int) -> dict:
         built = subprocess.run([sys.executable, "-m", "seqsift.precompiled"], env=env, capture_output=True, text=True,
                                check=True).stdout.strip()
         build_seconds = time.perf_counter() - start
-        commands = inputs(tmp, python, env)
-        for argv in commands.values():  # a first run each: page cache, bytecode, the index's check
-            run_once(argv, env)
+        commands = {name: (argv, env) for name, argv in inputs(tmp, python, env).items()}
+        if before:  # the same seqsift commands from another tree, in the same rounds
+            subprocess.run([sys.executable, "-m", "compileall", "-q", str(before)], stdout=subprocess.DEVNULL, check=True)
+            old = dict(env, PYTHONPATH=str(before))
+            commands.update({f"{BEFORE} {name}": (argv, old) for name, (argv, _) in list(commands.items())
+                             if name.startswith("seqsift")})
+        for _ in range(2):  # first runs: page cache, bytecode, the index's check, the JIT of a tree that needs it
+            for argv, command_env in commands.values():
+                run_once(argv, command_env)
         times = {name: [] for name in commands}
         for _ in range(runs):
-            for name, argv in commands.items():
-                times[name].append(run_once(argv, env))
-        splits = {name: import_split(argv, env) for name, argv in commands.items()}
+            for name, (argv, command_env) in commands.items():
+                times[name].append(run_once(argv, command_env))
+        splits = {name: import_split(argv, command_env) for name, (argv, command_env) in commands.items()}
     numpy_wall = statistics.median(w for w, _ in times[BASELINE])
     rows = []
     for name, samples in times.items():
@@ -124,7 +131,7 @@ def measure(runs: int) -> dict:
                      "ratio": wall / numpy_wall, "imports": splits[name]})
     return {"date": time.strftime("%Y-%m-%d"), "commit": _commit(), "machine": f"{cpu_name()}, {os.cpu_count()} cores",
             "python": platform.python_version(), "runs": runs, "build": built, "build_seconds": build_seconds,
-            "rg": tool_version(["rg", "--version"]), "rows": rows}
+            "rg": tool_version(["rg", "--version"]), "before": str(before or ""), "rows": rows}
 
 
 def _commit() -> str:
@@ -134,7 +141,8 @@ def _commit() -> str:
 
 def markdown(result: dict) -> str:
     lines = [f"{result['date']}, commit {result['commit']}, {result['machine']}, Python {result['python']}; "
-             f"median of {result['runs']} rounds; `python benchmarks/startup.py --runs {result['runs']}`. "
+             f"median of {result['runs']} rounds; `python benchmarks/startup.py --runs {result['runs']}"
+             + (f" --before {result['before']}" if result.get("before") else "") + "`. "
              f"Kernels built first: {result['build']} ({result['build_seconds']:.0f} s, once).", "",
              "| command (tiny input) | wall s | CPU s | wall / import numpy | CPU / import numpy | imports: numpy "
              "| numba | llvmlite | seqsift | other | rest of the wall |",
@@ -154,9 +162,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--json", type=Path, help="also write the results here")
+    parser.add_argument("--before", type=Path, help="another tree's src/ (e.g. a commit's, from git archive): its "
+                        "seqsift commands are timed too, in the same rounds, as '(before) ...'")
     parser.add_argument("--render", type=Path, help="print the markdown of an earlier --json file and stop")
     args = parser.parse_args()
-    result = json.loads(args.render.read_text()) if args.render else measure(args.runs)
+    result = json.loads(args.render.read_text()) if args.render else measure(args.runs, args.before)
     if args.json and not args.render:
         args.json.write_text(json.dumps(result, indent=1))
     print(markdown(result))
