@@ -5,8 +5,9 @@ On a tiny input a command's time is all fixed cost: the interpreter, imports, li
 precompiled kernels, opening and writing. Each command runs --runs times in rounds (every command
 once a round, in turn, so the machine's drift falls on all of them); the table gives the median
 wall and CPU (user + sys) seconds and their ratios to `import numpy`'s (the goal of issue 26 is
-at most 1.5x), numpy imported as seqsift imports it (OPENBLAS_NUM_THREADS=1, BASELINE). The kernels are built once first (`python -m seqsift.precompiled`,
-as `make` does), in a cache directory of this run's own. The fixed cost is then split by
+at most 1.5x), numpy imported as seqsift imports it (OPENBLAS_NUM_THREADS=1, BASELINE). The
+kernels are built once first (`python -m seqsift.precompiled`, as `make` does), in a cache
+directory of this run's own. The fixed cost is then split by
 `python -X importtime` (one run each): seconds spent importing numpy, Numba, llvmlite, seqsift's
 own modules and the rest; what remains of the median wall is the interpreter, linking the
 kernels and the command's own work.
