@@ -4,14 +4,15 @@ beside `python -c "import numpy"` in the same environment and, where installed, 
 On a tiny input a command's time is all fixed cost: the interpreter, imports, linking the
 precompiled kernels, opening and writing. Each command runs --runs times in rounds (every command
 once a round, in turn, so the machine's drift falls on all of them); the table gives the median
-wall and CPU (user + sys) seconds and the ratio of the median wall to `import numpy`'s (the goal
-of issue 26 is at most 1.5x). The kernels are built once first (`python -m seqsift.precompiled`,
-as `make` does), in a cache directory of this run's own. The fixed cost is then split by
+wall and CPU (user + sys) seconds and their ratios to `import numpy`'s (the goal of issue 26 is
+at most 1.5x), numpy imported as seqsift imports it (OPENBLAS_NUM_THREADS=1, BASELINE). The
+kernels are built once first (`python -m seqsift.precompiled`, as `make` does), in a cache
+directory of this run's own. The fixed cost is then split by
 `python -X importtime` (one run each): seconds spent importing numpy, Numba, llvmlite, seqsift's
 own modules and the rest; what remains of the median wall is the interpreter, linking the
 kernels and the command's own work.
 
-    python benchmarks/startup.py [--runs 15] [--json startup.json]
+    python benchmarks/startup.py [--runs 15] [--json startup.json] [--before OLD/src]
 """
 
 from __future__ import annotations
@@ -33,10 +34,14 @@ from benchlib import cpu_name, tool_version
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("numpy", "numba", "llvmlite", "seqsift")
+BEFORE = "(before)"  # the rows of --before's tree
+# The ratios' baseline: numpy imported as seqsift imports it, without OpenBLAS's thread pool (cli.py
+# sets OPENBLAS_NUM_THREADS=1: its threads spin ~0.1 s of CPU on start here).
+BASELINE = 'OPENBLAS_NUM_THREADS=1 python -c "import numpy"'
 
 
 def inputs(tmp: Path, python: list[str], env: dict) -> dict[str, list[str]]:
-    """The commands and peers to time, on files made under tmp."""
+    """The commands and peers to time (name -> argv), on files made under tmp."""
     (tmp / "tiny.txt").write_bytes(b"xxACGTxx\n")
     (tmp / "tiny.bin").write_bytes(b"xxABCDxx")
     (tmp / "sigs.ndb").write_text("Test.Sig:0:*:41424344\n")
@@ -48,6 +53,7 @@ def inputs(tmp: Path, python: list[str], env: dict) -> dict[str, list[str]]:
     commands = {
         "python -c pass": [sys.executable, "-c", "pass"],
         'python -c "import numpy"': [sys.executable, "-c", "import numpy"],
+        BASELINE: ["env", "OPENBLAS_NUM_THREADS=1", sys.executable, "-c", "import numpy"],
         "seqsift --version": python + ["--version"],
         "seqsift find ACG tiny.txt": python + ["find", "ACG", str(tmp / "tiny.txt")],
         "seqsift scan --db sigs.ndb tiny.bin": python + ["scan", "--db", str(tmp / "sigs.ndb"), str(tmp / "tiny.bin")],
@@ -73,9 +79,11 @@ def run_once(argv: list[str], env: dict) -> tuple[float, float]:
 
 def import_split(argv: list[str], env: dict) -> dict[str, float]:
     """Seconds of imports by top-level package (python -X importtime, one run): self times summed."""
-    if argv[0] != sys.executable:
+    python = argv.index(sys.executable) if sys.executable in argv else -1
+    if python < 0:
         return {}
-    run = subprocess.run([argv[0], "-X", "importtime", *argv[1:]], env=env, capture_output=True, text=True)
+    run = subprocess.run([*argv[: python + 1], "-X", "importtime", *argv[python + 1:]], env=env, capture_output=True,
+                         text=True)
     split = dict.fromkeys(PACKAGES + ("other",), 0.0)
     for line in run.stderr.splitlines():
         if not line.startswith("import time:") or "|" not in line:
@@ -90,24 +98,33 @@ def import_split(argv: list[str], env: dict) -> dict[str, float]:
     return split
 
 
-def measure(runs: int) -> dict:
+def measure(runs: int, before: Path | None = None) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         env = dict(os.environ, SEQSIFT_CACHE_DIR=str(tmp / "cache"), PYTHONPATH=str(ROOT / "src"))
         python = [sys.executable, "-m", "seqsift"]
+        # the bytecode a regular install writes (where PYTHONDONTWRITEBYTECODE is set, every process
+        # would otherwise compile the modules again: docs/benchmarks.md, "Method")
+        subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "src")], stdout=subprocess.DEVNULL, check=True)
         start = time.perf_counter()
         built = subprocess.run([sys.executable, "-m", "seqsift.precompiled"], env=env, capture_output=True, text=True,
                                check=True).stdout.strip()
         build_seconds = time.perf_counter() - start
-        commands = inputs(tmp, python, env)
-        for argv in commands.values():  # a first run each: page cache, bytecode, the index's check
-            run_once(argv, env)
+        commands = {name: (argv, env) for name, argv in inputs(tmp, python, env).items()}
+        if before:  # the same seqsift commands from another tree, in the same rounds
+            subprocess.run([sys.executable, "-m", "compileall", "-q", str(before)], stdout=subprocess.DEVNULL, check=True)
+            old = dict(env, PYTHONPATH=str(before))
+            commands.update({f"{BEFORE} {name}": (argv, old) for name, (argv, _) in list(commands.items())
+                             if name.startswith("seqsift")})
+        for _ in range(2):  # first runs: page cache, bytecode, the index's check, the JIT of a tree that needs it
+            for argv, command_env in commands.values():
+                run_once(argv, command_env)
         times = {name: [] for name in commands}
         for _ in range(runs):
-            for name, argv in commands.items():
-                times[name].append(run_once(argv, env))
-        splits = {name: import_split(argv, env) for name, argv in commands.items()}
-    numpy_wall = statistics.median(w for w, _ in times['python -c "import numpy"'])
+            for name, (argv, command_env) in commands.items():
+                times[name].append(run_once(argv, command_env))
+        splits = {name: import_split(argv, command_env) for name, (argv, command_env) in commands.items()}
+    numpy_wall = statistics.median(w for w, _ in times[BASELINE])
     rows = []
     for name, samples in times.items():
         wall = statistics.median(w for w, _ in samples)
@@ -115,7 +132,7 @@ def measure(runs: int) -> dict:
                      "ratio": wall / numpy_wall, "imports": splits[name]})
     return {"date": time.strftime("%Y-%m-%d"), "commit": _commit(), "machine": f"{cpu_name()}, {os.cpu_count()} cores",
             "python": platform.python_version(), "runs": runs, "build": built, "build_seconds": build_seconds,
-            "rg": tool_version(["rg", "--version"]), "rows": rows}
+            "rg": tool_version(["rg", "--version"]), "before": str(before or ""), "rows": rows}
 
 
 def _commit() -> str:
@@ -125,16 +142,19 @@ def _commit() -> str:
 
 def markdown(result: dict) -> str:
     lines = [f"{result['date']}, commit {result['commit']}, {result['machine']}, Python {result['python']}; "
-             f"median of {result['runs']} rounds; `python benchmarks/startup.py --runs {result['runs']}`. "
+             f"median of {result['runs']} rounds; `python benchmarks/startup.py --runs {result['runs']}"
+             + (f" --before {result['before']}" if result.get("before") else "") + "`. "
              f"Kernels built first: {result['build']} ({result['build_seconds']:.0f} s, once).", "",
-             "| command (tiny input) | wall s | CPU s | wall / import numpy | imports: numpy | numba | llvmlite "
-             "| seqsift | other | rest of the wall |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+             "| command (tiny input) | wall s | CPU s | wall / import numpy | CPU / import numpy | imports: numpy "
+             "| numba | llvmlite | seqsift | other | rest of the wall |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    numpy_cpu = next(row["cpu"] for row in result["rows"] if row["command"] == BASELINE)
     for row in result["rows"]:
         imports = row["imports"]
         cells = [f"{imports[p]:.3f}" for p in PACKAGES + ("other",)] if imports else ["-"] * 5
         rest = f"{row['wall'] - sum(imports.values()):.3f}" if imports else "-"
         lines.append(f"| `{row['command']}` | {row['wall']:.3f} | {row['cpu']:.3f} | {row['ratio']:.2f}x | "
+                     f"{row['cpu'] / numpy_cpu:.2f}x | "
                      + " | ".join(cells) + f" | {rest} |")
     return "\n".join(lines)
 
@@ -143,9 +163,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--json", type=Path, help="also write the results here")
+    parser.add_argument("--before", type=Path, help="another tree's src/ (e.g. a commit's, from git archive): its "
+                        "seqsift commands are timed too, in the same rounds, as '(before) ...'")
     parser.add_argument("--render", type=Path, help="print the markdown of an earlier --json file and stop")
     args = parser.parse_args()
-    result = json.loads(args.render.read_text()) if args.render else measure(args.runs)
+    result = json.loads(args.render.read_text()) if args.render else measure(args.runs, args.before)
     if args.json and not args.render:
         args.json.write_text(json.dumps(result, indent=1))
     print(markdown(result))

@@ -318,15 +318,14 @@ def _cache_key() -> str:
     global _key
     if _key is None:
         import llvmlite
-        import llvmlite.binding as ll
 
         h = hashlib.sha256(sources_digest())
         numba_spec = importlib.util.find_spec("numba")
         version_file = Path(numba_spec.origin).with_name("_version.py") if numba_spec and numba_spec.origin else None
         h.update(version_file.read_bytes() if version_file and version_file.exists() else b"no numba")
-        _loader()  # initialises LLVM's native target, which the host queries need
-        parts = [llvmlite.__version__, sys.version, ll.get_process_triple(), ll.get_host_cpu_name(),
-                 ll.get_host_cpu_features().flatten()] + [os.environ.get(v, "") for v in _NUMBA_SETTINGS]
+        llvm = _loader().llvm  # initialises LLVM's native target, which the host queries need
+        parts = [llvmlite.__version__, sys.version, llvm.process_triple(), llvm.host_cpu_name(),
+                 llvm.host_cpu_features()] + [os.environ.get(v, "") for v in _NUMBA_SETTINGS]
         h.update("\0".join(parts).encode())
         _key = h.hexdigest()[:32]
     return _key
@@ -484,16 +483,126 @@ def check_contract() -> Path:
     return Path(importlib.util.find_spec("numba").origin).parent
 
 
+class _LLVM:
+    """The functions of llvmlite's C library the loader calls (LLVMPY_*, llvmlite's own C API),
+    bound here with ctypes: importing llvmlite.binding, which declares the prototypes of its whole
+    API, costs ~15 ms of every command's start, loading the library itself ~6 ms (docs/benchmarks.md,
+    "Start-up"). Part of the pinned contract: the prototypes are llvmlite 0.50's (CHECKED_WITH);
+    a function missing is Unavailable. Nothing made here is ever freed: every engine lives as long
+    as the process."""
+
+    def __init__(self):
+        spec = importlib.util.find_spec("llvmlite")
+        name = "libllvmlite.dylib" if sys.platform == "darwin" else "libllvmlite.so"
+        path = Path(spec.origin).parent / "binding" / name if spec and spec.origin else None
+        if os.name != "posix" or path is None or not path.is_file():
+            raise Unavailable(f"llvmlite's library is not at {path}")
+        lib = ctypes.CDLL(str(path))
+        P, S, I, OUT = ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int, ctypes.POINTER(ctypes.c_char_p)
+
+        def bind(function: str, restype, *argtypes):
+            try:
+                f = getattr(lib, function)
+            except AttributeError:
+                raise Unavailable(f"llvmlite's library lacks {function}") from None
+            f.restype, f.argtypes = restype, list(argtypes)
+            return f
+
+        self.initialize_native_target = bind("LLVMPY_InitializeNativeTarget", None)
+        self.initialize_native_asmprinter = bind("LLVMPY_InitializeNativeAsmPrinter", None)
+        self._add_symbol = bind("LLVMPY_AddSymbol", None, S, P)
+        self._search = bind("LLVMPY_SearchAddressOfSymbol", P, S)
+        self._dispose_string = bind("LLVMPY_DisposeString", None, S)
+        self._process_triple = bind("LLVMPY_GetProcessTriple", None, OUT)
+        self._host_cpu_name = bind("LLVMPY_GetHostCPUName", None, OUT)
+        self._host_cpu_features = bind("LLVMPY_GetHostCPUFeatures", I, OUT)
+        self._target_from_triple = bind("LLVMPY_GetTargetFromTriple", P, S, OUT)
+        self._target_name = bind("LLVMPY_GetTargetName", S, P)
+        self._create_target_machine = bind("LLVMPY_CreateTargetMachine", P, P, S, S, S, I, S, S, I, I, S)
+        self._global_context = bind("LLVMPY_GetGlobalContext", P)
+        self._parse_assembly = bind("LLVMPY_ParseAssembly", P, P, S, OUT)
+        self._create_mcjit = bind("LLVMPY_CreateMCJITCompiler", P, P, P, ctypes.c_bool, OUT)
+        self._object_file = bind("LLVMPY_CreateObjectFile", P, S, ctypes.c_size_t)
+        self._add_object_file = bind("LLVMPY_MCJITAddObjectFile", None, P, P)
+        self._finalize_object = bind("LLVMPY_FinalizeObject", None, P)
+        self._function_address = bind("LLVMPY_GetFunctionAddress", ctypes.c_uint64, P, S)
+
+    def _text(self, call, *args) -> str:
+        """A string an LLVMPY function writes (then freed by llvmlite's own deallocator)."""
+        out = ctypes.c_char_p(None)
+        call(*args, ctypes.byref(out))
+        try:
+            return (out.value or b"").decode()
+        finally:
+            if out.value is not None:
+                self._dispose_string(out)
+
+    def add_symbol(self, name: str, address: int) -> None:
+        self._add_symbol(name.encode(), address)
+
+    def address_of_symbol(self, name: str) -> int | None:
+        return self._search(name.encode())
+
+    def process_triple(self) -> str:
+        return self._text(self._process_triple)
+
+    def host_cpu_name(self) -> str:
+        return self._text(self._host_cpu_name)
+
+    def host_cpu_features(self) -> str:
+        """As llvmlite's get_host_cpu_features().flatten(): '+name' or '-name', sorted by name."""
+        out = ctypes.c_char_p(None)
+        found = self._host_cpu_features(ctypes.byref(out))
+        text = (out.value or b"").decode()
+        if out.value is not None:
+            self._dispose_string(out)
+        features = {word[1:]: word[0] == "+" for word in text.split(",") if word} if found else {}
+        return ",".join(f"{'+' if on else '-'}{name}" for name, on in sorted(features.items()))
+
+    def _checked(self, result, error: ctypes.c_char_p, what: str):
+        if not result:
+            message = (error.value or b"").decode()
+            if error.value is not None:
+                self._dispose_string(error)
+            raise Unavailable(f"LLVM could not {what}: {message}")
+        return result
+
+    def target(self) -> tuple[str, int]:
+        """(name, target) of this process's triple."""
+        error = ctypes.c_char_p(None)
+        target = self._target_from_triple(self.process_triple().encode(), ctypes.byref(error))
+        return self._target_name(self._checked(target, error, "find the target")).decode(), target
+
+    def target_machine(self, target: int, cpu: str, features: str, reloc: str) -> int:
+        """A JIT target machine for this process's triple at -O3."""
+        machine = self._create_target_machine(target, self.process_triple().encode(), cpu.encode(), features.encode(),
+                                              3, reloc.encode(), b"jitdefault", 0, 1, b"")
+        return self._checked(machine, ctypes.c_char_p(None), "make a target machine")
+
+    def engine(self, machine: int) -> int:
+        """A new MCJIT engine over an empty module."""
+        error = ctypes.c_char_p(None)
+        module = self._checked(self._parse_assembly(self._global_context(), b"", ctypes.byref(error)), error,
+                               "parse an empty module")
+        lmm = os.uname().machine.lower() in ("arm64", "aarch64")  # llvmlite's own choice of memory manager
+        return self._checked(self._create_mcjit(module, machine, lmm, ctypes.byref(error)), error, "make a JIT")
+
+    def link(self, engine: int, code: bytes, symbol: str) -> int:
+        """The address of `symbol` once the object code is added to the engine and finalized."""
+        self._add_object_file(engine, self._object_file(code, len(code)))
+        self._finalize_object(engine)
+        return self._function_address(engine, symbol.encode())
+
+
 class _Loader:
     """LLVM's JIT with the C helpers Numba's code calls: its runtime (allocation) and helper
     library, loaded from Numba's extension files without importing the numba package."""
 
     def __init__(self):
-        import llvmlite.binding as ll
-
+        root = check_contract()
+        self.llvm = ll = _LLVM()
         ll.initialize_native_target()
         ll.initialize_native_asmprinter()
-        root = check_contract()
         for name, stem, prefix in HELPER_MODULES:
             helpers = getattr(_extension(name, root / stem), "c_helpers", None)
             if not isinstance(helpers, dict) or not helpers:
@@ -506,29 +615,25 @@ class _Loader:
         for value in vars(builtins).values():
             if isinstance(value, type) and issubclass(value, BaseException):
                 ll.add_symbol(f"PyExc_{value.__name__}", id(value))
-        target = ll.Target.from_triple(ll.get_process_triple())
-        arch = target.name  # the relocation model Numba's JIT uses on each architecture
+        cpu = os.environ.get("NUMBA_CPU_NAME") or ll.host_cpu_name()
+        features = os.environ.get("NUMBA_CPU_FEATURES") or ll.host_cpu_features()
+        arch, target = ll.target()
+        # the relocation model Numba's JIT uses on each architecture
         reloc = "static" if arch.startswith("x86") else "pic" if arch.startswith("ppc") else "default"
-        self.ll = ll
-        self.machine = target.create_target_machine(
-            cpu=os.environ.get("NUMBA_CPU_NAME") or ll.get_host_cpu_name(),
-            features=os.environ.get("NUMBA_CPU_FEATURES") or ll.get_host_cpu_features().flatten(),
-            opt=3, reloc=reloc, codemodel="jitdefault", jit=True)
+        self.machine = ll.target_machine(target, cpu, features, reloc)
         # one per object: objects compiled in different processes may repeat internal names. The
         # first JIT made makes the process's own symbols (the C library, Python's C API) searchable.
-        self.engines = [ll.create_mcjit_compiler(ll.parse_assembly(""), self.machine)]
+        self.engines = [ll.engine(self.machine)]
 
     def load(self, code: bytes, symbol: str, needs: list[str]) -> int:
         """The address of `symbol` in the object code, once every symbol it needs from outside
         is found (an unresolved one would abort the process inside LLVM)."""
-        ll = self.ll
+        ll = self.llvm
         missing = [name for name in needs if not ll.address_of_symbol(name)]
         if missing:
             raise Unavailable(f"the compiled code calls {', '.join(missing)}, which this process lacks")
-        engine = ll.create_mcjit_compiler(ll.parse_assembly(""), self.machine)
-        engine.add_object_file(ll.ObjectFileRef.from_data(code))
-        engine.finalize_object()
-        address = engine.get_function_address(symbol)
+        engine = ll.engine(self.machine)
+        address = ll.link(engine, code, symbol)
         if not address:
             raise RuntimeError(f"precompiled object lacks {symbol}")
         self.engines.append(engine)

@@ -22,9 +22,11 @@ import itertools
 import os
 import threading
 from collections import deque
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
+
+if TYPE_CHECKING:
+    from concurrent.futures import ThreadPoolExecutor
 
 _LOCK = threading.Lock()
 _POOL: ThreadPoolExecutor | None = None
@@ -41,6 +43,8 @@ def pool(threads: int) -> ThreadPoolExecutor:
     """The process's pool, with room for at least `threads` tasks at once. It starts a thread only
     when no idle one is left, so its size is a ceiling, not a cost; a pool too small for a
     request is replaced by a larger one (tasks already queued on the old one still run)."""
+    from concurrent.futures import ThreadPoolExecutor  # here: a command that never needs the pool skips its import (~4 ms)
+
     global _POOL, _POOL_SIZE
     with _LOCK:
         if _POOL is None or _POOL_SIZE < threads:
