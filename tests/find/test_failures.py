@@ -47,8 +47,8 @@ class FailingStream(io.RawIOBase):
 
 @pytest.fixture
 def files(tmp_path, rng, monkeypatch):
-    """Good files (small ones packed together, a large one streamed in chunks) around a missing
-    file, a file whose stream fails part-way (streamed: over 1 MiB) and procfs's pagemap."""
+    """Good files (small ones packed together, a large one mapped or streamed in chunks) around a
+    missing file, a file whose stream fails part-way (over 1 MiB, not mapped) and procfs's pagemap."""
     letters = list(b"abAB")
     small = tmp_path / "small.txt"
     small.write_bytes(bytes(rng.choice(letters, 5000).astype("uint8")))
@@ -62,6 +62,9 @@ def files(tmp_path, rng, monkeypatch):
                 real = getattr(module, name)
                 monkeypatch.setattr(module, name, lambda path, real=real: (
                     FailingStream(path, 1 << 20) if os.fspath(path) == str(failing) else real(path)))
+    real_map = api.open_mapped  # the failing file streamed, as a file whose lease cannot be had is
+    monkeypatch.setattr(api, "open_mapped", lambda path, *a: (
+        None if os.fspath(path) == str(failing) else real_map(path, *a)))
     good = [str(small), str(large), str(small)]
     bad = [str(tmp_path / "missing.txt"), str(failing)]
     if os.path.exists(PAGEMAP):
