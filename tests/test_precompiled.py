@@ -325,6 +325,7 @@ TINY = {  # a command on tiny inputs, made by tiny_inputs
     "search": ["search", "{tmp}/ref.ssx", "{tmp}/reads.fq"],
     "search -e 1": ["search", "-e", "1", "{tmp}/ref.ssx", "{tmp}/reads.fq"],
     "check": ["check", "{tmp}/ref.fa", "{tmp}/hits.tsv", "{tmp}/reads.fq"],
+    "map": ["map", "{tmp}/ref.ssx", "{tmp}/reads.fq"],
 }
 
 

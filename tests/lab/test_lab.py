@@ -326,14 +326,14 @@ def test_cancel_stops_the_buffer_in_flight(monkeypatch):
     monkeypatch.setattr(scan_engine, "POLL_BYTES", 1 << 20)
     cancel = threading.Event()
     covered = []
-    real_filter = scan_engine._cpu.table_filter
+    real_filter = scan_engine.kernels.table_filter
 
     def table_filter(data, lo, hi, *rest):
         covered.append(hi - lo)
         cancel.set()  # asked while the first call runs
         return real_filter(data, lo, hi, *rest)
 
-    monkeypatch.setattr(scan_engine._cpu, "table_filter", table_filter)
+    monkeypatch.setattr(scan_engine.kernels, "table_filter", table_filter)
     with pytest.raises(Cancelled, match="cancelled"):
         run(Settings(signatures=1000, data_mb=16, buffer_mb=16, threads=1), cancel)
     assert covered and sum(covered) <= 1 << 20
