@@ -156,7 +156,7 @@ def run(args: argparse.Namespace) -> int:
         elif len(jobs) > 1:
             results = _several(jobs, readable, count_only, progress.advance, stack)
         else:
-            results = jobs[0].search_files(readable, count_only, progress.advance)
+            results = jobs[0].search_files(readable, count_only, progress.advance, regular=args.recursive)
         for path, parts in results:
             found = _write_results(path, parts, args, writer, texts) or found
     if found and not args.quiet and args.output:
