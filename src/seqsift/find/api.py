@@ -202,14 +202,19 @@ class FindJob:
         stat before, no file object): a small file's descriptor goes to the packer, which reads it
         straight into the buffer; a larger one (or one that cannot be opened: offsets() names the
         error as for any path) ends the run of small ones and is searched alone. A file swapped
-        for a fifo or device since the walk is an InputError naming it."""
+        for a fifo or device since the walk is an InputError naming it, raised once the files
+        before it are searched."""
         pending = iter(paths)
         alone: list[str] = []
+        refused: list[InputError] = []
 
         def small_files() -> Iterator[PackedObject]:
             for path in pending:
                 try:
                     fd, size = (-1, -1) if path == STDIN else open_regular_fd(path)
+                except InputError as exc:  # not a regular file now: an error once the files before are out
+                    refused.append(exc)
+                    return
                 except OSError:
                     fd = -1
                 if fd >= 0 and size <= PACK_FILE_MAX:
@@ -222,6 +227,8 @@ class FindJob:
 
         while True:
             yield from self._search_packed(small_files(), count_only, progress)
+            if refused:
+                raise refused[0]
             if not alone:
                 return
             path = alone.pop()
