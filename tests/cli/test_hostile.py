@@ -100,3 +100,29 @@ def test_find_escapes_control_characters_in_file_names(tmp_path):
     assert out == f"{tmp_path}/a\\nforged\\t999\t2\n{tmp_path}/a\\nforged\\t999\t8\n"
     run = run_bounded(["find", "ACGT", str(forged), "--json"])
     assert [json.loads(line)["path"] for line in text(run)[0].splitlines()[1:]] == [str(forged)] * 2
+
+
+def test_find_r_refuses_a_file_swapped_for_a_fifo_after_the_walk(tmp_path):
+    """`find -r` opens each walked file once without a stat before: a fifo standing where the walk
+    saw a regular file is refused on its descriptor (opened non-blocking), never waited on; the
+    files before it are counted, the error names it, exit 2."""
+    top = tmp_path / "top"
+    top.mkdir()
+    (top / "a").write_bytes(b"xxabcxxabc")
+    (top / "b-swapped").write_bytes(b"abc")
+    code = ("import os, sys\n"
+            "from seqsift.io import tree\n"
+            "walk = tree.walk\n"
+            "def swapping(paths, recursive, report, *follow):\n"
+            "    for shown, p in walk(paths, recursive, report, *follow):\n"
+            "        if p.endswith('swapped'):\n"
+            "            os.unlink(p); os.mkfifo(p)\n"
+            "        yield shown, p\n"
+            "tree.walk = swapping\n"
+            "from seqsift.cli import main\n"
+            "sys.exit(main(sys.argv[1:]))\n")
+    run = run_bounded(["find", "-q", "-c", "-r", "abc", str(top)], code=code)
+    out, err = text(run)
+    assert run.returncode == 2, err
+    assert out == f"{top / 'a'}\t2\n"
+    assert f"{top / 'b-swapped'}" in err and "fifo" in err and "internal error" not in err

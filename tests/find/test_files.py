@@ -1,8 +1,11 @@
 """Many files through one job: small files packed into one buffer, large ones streamed."""
 
+import os
+
 import numpy as np
 import pytest
 
+from seqsift.errors import InputError
 from seqsift.find import api as find_api
 from seqsift.find.api import PACK_FILE_MAX, FindJob
 from tests import naive
@@ -20,22 +23,42 @@ def tree(tmp_path, rng):
     return paths
 
 
-def results(job, paths, count_only):
+def results(job, paths, count_only, regular=False):
     out = {}
-    for path, parts in job.search_files(paths, count_only):
+    for path, parts in job.search_files(paths, count_only, regular=regular):
         parts = list(parts)
         out[path] = sum(parts) if count_only else np.concatenate(parts).tolist() if parts else []
     return out
 
 
+@pytest.mark.parametrize("regular", [False, True])
 @pytest.mark.parametrize("chunk_size", [40_000, 1 << 22])
-def test_packed_and_streamed_files_match_the_oracle(tree, threads, chunk_size):
+def test_packed_and_streamed_files_match_the_oracle(tree, threads, chunk_size, regular):
+    """regular=True: the files of a walk, each opened once and its descriptor read into the pack."""
     for pattern in (b"a", b"abca", b"cc" * 5):
         want = {p: naive.find_all_fast(open(p, "rb").read(), pattern) for p in tree}
         with FindJob(pattern, backend="cpu", threads=threads, chunk_size=chunk_size) as job:
-            assert results(job, tree, count_only=False) == want
-            assert results(job, tree, count_only=True) == {p: len(v) for p, v in want.items()}
-            assert [p for p, _ in job.search_files(tree, True)] == tree  # input order, every file once
+            assert results(job, tree, count_only=False, regular=regular) == want
+            assert results(job, tree, count_only=True, regular=regular) == {p: len(v) for p, v in want.items()}
+            assert [p for p, _ in job.search_files(tree, True, regular=regular)] == tree  # input order, every file once
+
+
+def test_a_walked_file_swapped_for_a_fifo_or_gone_is_an_error_naming_it(tree):
+    """The walk saw regular files; by the time they are opened one is a fifo (opened without
+    blocking, refused on its descriptor's fstat) and one is gone: each is an InputError naming it,
+    after the files before it were searched."""
+    want = {p: len(naive.find_all_fast(open(p, "rb").read(), b"ab")) for p in tree}
+    os.unlink(tree[5])
+    os.mkfifo(tree[5])
+    with FindJob(b"ab", backend="cpu") as job:
+        done = {}
+        with pytest.raises(InputError, match=f"{tree[5]}.*fifo"):
+            for path, parts in job.search_files(tree, True, regular=True):
+                done[path] = sum(parts)
+        assert done == {p: want[p] for p in tree[:5]}
+    os.unlink(tree[5])
+    with FindJob(b"ab", backend="cpu") as job, pytest.raises(InputError, match=tree[5]):
+        results(job, tree, count_only=True, regular=True)
 
 
 def test_a_file_that_grew_after_it_was_measured_is_searched_whole(tree, monkeypatch):

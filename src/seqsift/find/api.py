@@ -22,7 +22,7 @@ from seqsift.find.plan import SearchPlan, make_plan, reverse_complement
 from seqsift.io.chunks import ArrayStream, ChunkReader, iter_chunks
 from seqsift.io.fastx import FOLD, SequenceBatch, read_batches
 from seqsift.io.mapped import MappedFile, open_mapped
-from seqsift.io.openers import STDIN, display_name, open_binary, stdin_file
+from seqsift.io.openers import STDIN, display_name, open_binary, open_regular_fd, stdin_file
 from seqsift.io.pack import Filled, PackedObject, Packer, regular_size
 
 SAMPLE_BYTES = 1 << 20
@@ -164,14 +164,19 @@ class FindJob:
                 progress(max(chunk.size - (m - 1), 0) if base else chunk.size)
 
     def search_files(
-        self, paths: list[str], count_only: bool, progress: Progress | None = None
+        self, paths: list[str], count_only: bool, progress: Progress | None = None, regular: bool = False
     ) -> Iterator[tuple[str, Iterator[np.ndarray | int]]]:
         """(path, its results) per path, in order; each result iterator is what offsets() would
         yield and must be consumed before the next path. On the CPU, files of at most PACK_FILE_MAX
-        bytes are packed into one buffer and searched together."""
+        bytes are packed into one buffer and searched together. regular=True says the paths are
+        regular files found by a walk (io.tree): each is then opened once, unseen, and the fstat
+        of its descriptor decides how it is read (_search_opened)."""
         if self.backend == "cuda":
             for path in paths:
                 yield path, self.offsets(path, count_only, progress)
+            return
+        if regular:
+            yield from self._search_opened(paths, count_only, progress)
             return
         small: list[tuple[str, int]] = []
         for path in paths:
@@ -190,15 +195,54 @@ class FindJob:
             self._pack = np.empty(min(self.chunk_size, max(PACK_BUFFER, 4 * len(self.pattern))), np.uint8)
         return self._pack
 
-    def _search_packed(self, paths: list[tuple[str, int]], count_only: bool, progress: Progress | None):
-        """(path, iterator of its one result) per (path, size), the files packed into the job's buffer
-        (io.pack) and each buffer searched in one call; a file cut between two buffers has its
-        parts joined."""
+    def _search_opened(self, paths: list[str], count_only: bool, progress: Progress | None):
+        """search_files over the regular files of a walk with one open and one fstat a file (no
+        stat before, no file object): a small file's descriptor goes to the packer, which reads it
+        straight into the buffer; a larger one (or one that cannot be opened: offsets() names the
+        error as for any path) ends the run of small ones and is searched alone. A file swapped
+        for a fifo or device since the walk is an InputError naming it, raised once the files
+        before it are searched."""
+        pending = iter(paths)
+        alone: list[str] = []
+        refused: list[InputError] = []
+
+        def small_files() -> Iterator[PackedObject]:
+            for path in pending:
+                try:
+                    fd, size = (-1, -1) if path == STDIN else open_regular_fd(path)
+                except InputError as exc:  # not a regular file now: an error once the files before are out
+                    refused.append(exc)
+                    return
+                except OSError:
+                    fd = -1
+                if fd >= 0 and size <= PACK_FILE_MAX:
+                    yield PackedObject(0, path, path, size=size, fd=fd)
+                    continue
+                if fd >= 0:
+                    os.close(fd)
+                alone.append(path)
+                return
+
+        while True:
+            yield from self._search_packed(small_files(), count_only, progress)
+            if refused:
+                raise refused[0]
+            if not alone:
+                return
+            path = alone.pop()
+            yield path, self.offsets(path, count_only, progress)
+
+    def _search_packed(self, paths: list[tuple[str, int]] | Iterator[PackedObject], count_only: bool,
+                       progress: Progress | None):
+        """(path, iterator of its one result) per (path, size) or PackedObject, the files packed into
+        the job's buffer (io.pack) and each buffer searched in one call; a file cut between two
+        buffers has its parts joined."""
         if not paths:
             return
         m = len(self.pattern)
         buffer = self._pack_buffer()
-        packer = Packer((PackedObject(k, p, p, size=n) for k, (p, n) in enumerate(paths)), buffer.size, m - 1)
+        objects = paths if not isinstance(paths, list) else (PackedObject(k, p, p, size=n) for k, (p, n) in enumerate(paths))
+        packer = Packer(objects, buffer.size, m - 1)
         parts: list = []
         try:
             while (filled := packer.fill(buffer)) is not None:

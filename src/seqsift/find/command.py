@@ -169,7 +169,8 @@ def run(args: argparse.Namespace) -> int:
             searches = [lambda paths, job=job: job.search_files(paths, count_only, progress.advance) for job in jobs]
             results = _several(searches, readable, count_only, stack, skip)
         else:
-            results = isolated(lambda paths: jobs[0].search_files(paths, count_only, progress.advance), readable, skip)
+            results = isolated(lambda paths: jobs[0].search_files(paths, count_only, progress.advance,
+                                                                  regular=args.recursive), readable, skip)
         for path, parts in results:
             found = _write_results(path, parts, args, writer, texts) or found
     if found and not args.quiet and args.output:

@@ -24,6 +24,7 @@ from seqsift.errors import FormatError, InputError
 STDIN = "-"  # the name that means standard input, wherever a path is taken
 _MAGIC = ((b"\x1f\x8b", "gzip"), (b"BZh", "bzip2"), (b"\xfd7zXZ\x00", "xz"))
 PIECE = 256 << 10  # read_or_raise's read size: what a failing decompressor may lose
+_OPEN_FLAGS = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0)
 DECOMPRESSION_ERRORS = (EOFError, OSError, isal_zlib.error, lzma.LZMAError, ValueError)
 
 
@@ -55,17 +56,38 @@ def file_kind(mode: int) -> str:
     return "a fifo" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode) else "a device"
 
 
-def open_regular(path: str | os.PathLike) -> BinaryIO:
-    """An unbuffered binary stream of a regular file, checked on the descriptor itself: opened with
+def open_regular_fd(path: str | os.PathLike) -> tuple[int, int]:
+    """(descriptor, size) of a regular file, checked on the descriptor itself: opened with
     O_NONBLOCK (opening a fifo swapped in after a walk's stat would otherwise block for ever), then
-    fstat; anything but a regular file is an InputError saying what it is (OSError for an open that
-    fails), so what was checked is what is read."""
+    fstat, the one stat of the file; anything but a regular file is an InputError saying what it
+    is (OSError for an open that fails), so what was checked is what is read. The descriptor stays
+    non-blocking, which reads of a regular file ignore (read_fd retries in blocking mode should a
+    filesystem answer EAGAIN): one fcntl a file less."""
     p = os.fspath(path)
-    fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0))
+    fd = os.open(p, _OPEN_FLAGS)
     try:
-        mode = os.fstat(fd).st_mode
-        if not stat.S_ISREG(mode):
-            raise InputError(p, f"is {file_kind(mode)}, not a regular file")
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise InputError(p, f"is {file_kind(st.st_mode)}, not a regular file")
+        return fd, st.st_size
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_fd(fd: int, view) -> int:
+    """os.readv into view (no intermediate bytes object) on a descriptor of open_regular_fd."""
+    try:
+        return os.readv(fd, (view,))
+    except BlockingIOError:  # a filesystem that honours O_NONBLOCK on regular files
+        os.set_blocking(fd, True)
+        return os.readv(fd, (view,))
+
+
+def open_regular(path: str | os.PathLike) -> BinaryIO:
+    """An unbuffered binary stream of a regular file, checked as open_regular_fd checks it."""
+    fd, _ = open_regular_fd(path)
+    try:
         os.set_blocking(fd, True)
         return open(fd, "rb", buffering=0)
     except BaseException:

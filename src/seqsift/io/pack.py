@@ -23,7 +23,7 @@ from typing import Callable, Iterator
 import numpy as np
 
 from seqsift.errors import InputError
-from seqsift.io.openers import STDIN, display_name, open_regular
+from seqsift.io.openers import STDIN, display_name, open_regular_fd, read_fd
 
 
 @dataclass
@@ -34,6 +34,7 @@ class PackedObject:
     data: bytes | memoryview | None = None  # an in-memory object instead of a file
     size: int = 0
     error: str | None = None  # set when reading failed part way
+    fd: int | None = None  # the file already opened by open_regular_fd (size is then its fstat's), the Packer's to close
 
 
 @dataclass(slots=True)
@@ -116,9 +117,12 @@ class Packer:
                 if obj.data is not None:
                     self._stream = _MemoryStream(obj.data)
                     obj.size = len(obj.data)
+                elif obj.fd is not None:
+                    self._stream, obj.fd = _FileStream(obj.fd), None
                 else:
-                    self._stream = open_regular(obj.open_path)  # a fifo swapped in after the walk: skipped
-                    obj.size = obj.size or os.fstat(self._stream.fileno()).st_size  # a caller may know it
+                    fd, size = open_regular_fd(obj.open_path)  # a fifo swapped in after the walk: skipped
+                    self._stream = _FileStream(fd)
+                    obj.size = obj.size or size  # a caller may know it
             except (OSError, InputError) as exc:
                 why = exc.why if isinstance(exc, InputError) else exc.strerror or str(exc)
                 if self.report is None:
@@ -141,6 +145,8 @@ class Packer:
             if not got:
                 return total, True
             total += got
+            if total < len(view) and 0 < self._current.size == self._offset + total:
+                return total, True  # a short read ending at fstat's size: the end (no second read for the 0)
         # Full: the object ends here only if nothing follows.
         if self._offset + total >= self._current.size:
             try:  # a file that refuses this (procfs's pagemap: EINVAL) fails alone
@@ -164,6 +170,28 @@ class Packer:
         self._stream = None
         self._current = None
         self._tail_len = 0
+
+
+class _FileStream:
+    """readinto()/read()/seek()/close() on a descriptor of open_regular_fd, read straight into the
+    packing buffer (os.readv): no file object, no second fstat, no switch to blocking mode."""
+
+    __slots__ = ("fd",)
+
+    def __init__(self, fd: int):
+        self.fd = fd
+
+    def readinto(self, view) -> int:
+        return read_fd(self.fd, view)
+
+    def read(self, n: int) -> bytes:
+        return os.read(self.fd, n)
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        return os.lseek(self.fd, offset, whence)
+
+    def close(self) -> None:
+        os.close(self.fd)
 
 
 class _MemoryStream:

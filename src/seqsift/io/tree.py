@@ -72,9 +72,28 @@ def _walk_dir(top: str, report, follow_dirs: bool, follow_files: bool) -> Iterat
             if is_dir:
                 if not link or follow_dirs:
                     subdirs.append(full)
-            elif (not link or follow_files) and _kind(full, report) == "file":
+            elif link:
+                if follow_files and _kind(full, report) == "file":
+                    yield full, full
+            elif _entry_is_file(entry, full, report):
                 yield full, full
         stack.extend(reversed(subdirs))
+
+
+def _entry_is_file(entry: os.DirEntry, path: str, report) -> bool:
+    """Whether a directory entry that is not a symlink is a readable regular file, from the type
+    the directory listing gives (no stat unless the filesystem leaves it unknown, or to name what
+    a special file is); the file's own descriptor is checked again when it is opened."""
+    try:
+        regular = entry.is_file(follow_symlinks=False)
+    except OSError:
+        regular = False
+    if not regular:
+        return _kind(path, report) == "file"  # gone, or a fifo, socket or device: says which
+    if not os.access(path, os.R_OK):
+        report(path, "permission denied, skipped")
+        return False
+    return True
 
 
 def _kind(path: str, report) -> str | None:
