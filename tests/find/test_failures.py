@@ -62,6 +62,17 @@ def files(tmp_path, rng, monkeypatch):
                 real = getattr(module, name)
                 monkeypatch.setattr(module, name, lambda path, real=real: (
                     FailingStream(path, 1 << 20) if os.fspath(path) == str(failing) else real(path)))
+    real_read = pack.read_fd  # the packer's reads of a descriptor (find -r, and files of one chunk)
+
+    def read_fd(fd, view):
+        if os.readlink(f"/proc/self/fd/{fd}") == str(failing):
+            at = os.lseek(fd, 0, os.SEEK_CUR)
+            if at >= 1 << 20:
+                raise OSError(errno.EIO, "Input/output error")
+            view = memoryview(view)[: (1 << 20) - at]
+        return real_read(fd, view)
+
+    monkeypatch.setattr(pack, "read_fd", read_fd)
     real_map = api.open_mapped  # the failing file streamed, as a file whose lease cannot be had is
     monkeypatch.setattr(api, "open_mapped", lambda path, *a: (
         None if os.fspath(path) == str(failing) else real_map(path, *a)))
