@@ -29,6 +29,7 @@ from pydivsufsort import divsufsort
 from seqsift.errors import UsageError
 from seqsift.intrinsics import prefetch
 from seqsift.fmindex.layout import MAX_KMER, MAX_TEXT, NARROW, WORDS, IndexArrays
+from seqsift.fmindex.pieces import BUCKETS, BYTES_PER_SUFFIX, DEFAULT_COVER, Cover, suffix_pieces
 from seqsift.fmindex.reference import Reference
 
 AHEAD = 16  # rows whose text is prefetched ahead in the passes over the suffix array, which read the text at random
@@ -91,54 +92,60 @@ def _marked(text, sa, r, symbol, sa_sample, repeat_sample, width):
 
 
 @njit(cache=True)
-def _fill_blocks(text, sa, sa_sample, repeat_sample, width, blocks):
-    """One pass over the BWT (each row's symbol read from the text, so no BWT array is built): per
-    64-row block the counts before it (two per word), one bitmap per base, the marks and the marks
-    before it. Returns the number of marks."""
-    counts = np.zeros(4, np.uint64)
-    total = np.uint64(0)
-    n = sa.size
+def _fill_rows(text, sa, lo, hi, row0, sa_sample, repeat_sample, width, blocks, counts, marks, samples):
+    """Rows row0.. of the BWT from sa[lo:hi] (sa[lo - 1] and sa[hi], where given, are the rows
+    beside them; each row's symbol is read from the text, so no BWT array is built): per 64-row
+    block the counts before it (two per word), one bitmap per base, the marks and the marks before
+    it (the running counts and marks are carried from piece to piece). The text positions of the
+    marked rows go to samples, in row order; returns how many."""
+    n = text.size
     base = np.uint64(text.ctypes.data)
-    for blk in range(blocks.shape[0]):
+    k = 0
+    for i in range(lo, hi):
+        r = row0 + (i - lo)
+        blk = r >> 6
+        if r & 63 == 0:
+            blocks[blk, 0] = counts[0] | (counts[1] << np.uint64(32))
+            blocks[blk, 1] = counts[2] | (counts[3] << np.uint64(32))
+            blocks[blk, 7] = marks[0]
+        if i + AHEAD < hi:
+            prefetch(base + np.uint64(sa[i + AHEAD]))
+        bit = np.uint64(1) << np.uint64(r & 63)
+        p = sa[i]
+        symbol = np.int64(text[p - 1 if p > 0 else n - 1])  # the whole text is preceded by its last symbol, '$'
+        b = symbol - 2
+        if b >= 0:
+            blocks[blk, 2 + b] |= bit
+            counts[b] += np.uint64(1)
+        if _marked(text, sa, i, symbol, sa_sample, repeat_sample, width):
+            blocks[blk, 6] |= bit
+            marks[0] += np.uint64(1)
+            samples[k] = p
+            k += 1
+    return k
+
+
+@njit(cache=True)
+def _close_blocks(blocks, counts, marks, n):
+    """The counts of a last block that holds no row (n a multiple of 64)."""
+    if n & 63 == 0:
+        blk = n >> 6
         blocks[blk, 0] = counts[0] | (counts[1] << np.uint64(32))
         blocks[blk, 1] = counts[2] | (counts[3] << np.uint64(32))
-        blocks[blk, 7] = total
-        for r in range(blk * 64, min(blk * 64 + 64, n)):
-            if r + AHEAD < n:
-                prefetch(base + np.uint64(sa[r + AHEAD]))
-            bit = np.uint64(1) << np.uint64(r & 63)
-            p = sa[r]
-            symbol = np.int64(text[p - 1 if p > 0 else n - 1])  # the whole text is preceded by its last symbol, '$'
-            b = symbol - 2
-            if b >= 0:
-                blocks[blk, 2 + b] |= bit
-                counts[b] += np.uint64(1)
-            if _marked(text, sa, r, symbol, sa_sample, repeat_sample, width):
-                blocks[blk, 6] |= bit
-                total += np.uint64(1)
-    return total
+        blocks[blk, 7] = marks[0]
 
 
 @njit(cache=True)
-def _fill_samples(blocks, sa, samples):
-    """The text position of every marked row, in row order."""
-    k = 0
-    for r in range(sa.size):
-        if (blocks[r >> 6, 6] >> np.uint64(r & 63)) & np.uint64(1):
-            samples[k] = sa[r]
-            k += 1
-
-
-@njit(cache=True)
-def _fill_kmer_table(text, sa, k, table):
+def _fill_kmer_table(text, sa, lo, hi, row0, k, table):
     """[lo, hi) of every k-mer: the rows whose suffix starts with it are contiguous in the SA, so one
     pass in row order finds each k-mer's first and last row."""
     n = text.size
     base = np.uint64(text.ctypes.data)
-    for r in range(n):
-        if r + AHEAD < n:
-            prefetch(base + np.uint64(sa[r + AHEAD]))
-        p = sa[r]
+    for i in range(lo, hi):
+        if i + AHEAD < hi:
+            prefetch(base + np.uint64(sa[i + AHEAD]))
+        r = row0 + (i - lo)
+        p = sa[i]
         if p + k > n:
             continue
         code = 0
@@ -175,18 +182,105 @@ def _pack(text):
     return packed
 
 
-def _gaps(text: np.ndarray) -> np.ndarray:
-    """[start, end) of each run of '#' or '$'."""
-    flags = np.concatenate((np.zeros(1, np.int8), (text < 2).view(np.int8), np.zeros(1, np.int8)))
-    edges = np.flatnonzero(np.diff(flags))
-    return edges.reshape(-1, 2).astype(np.int64)
+@njit(cache=True)
+def _gaps(text):
+    """[start, end) of each run of '#' or '$' (in one pass: numpy's would make arrays of a byte a base)."""
+    runs = 0
+    for i in range(text.size):
+        if text[i] < 2 and (i == 0 or text[i - 1] >= 2):
+            runs += 1
+    gaps = np.empty((runs, 2), np.int64)
+    k = 0
+    for i in range(text.size):
+        if text[i] < 2:
+            if i == 0 or text[i - 1] >= 2:
+                gaps[k, 0] = i
+            if i + 1 == text.size or text[i + 1] >= 2:
+                gaps[k, 1] = i + 1
+                k += 1
+    return gaps
+
+
+WINDOW = 1 << 22  # rows of a one-piece suffix array filled at a time (the samples' buffer is a window's)
+
+
+class _Rows:
+    """Fills the rank blocks, SA samples and k-mer table from suffix array rows given in order,
+    in pieces of any size: each row's repeat mark needs the rows on either side of it, so the last
+    row of a piece is filled with the next piece."""
+
+    def __init__(self, text, blocks, table, k, sa_sample, repeat_sample, window, positions):
+        self.text, self.blocks, self.table, self.k = text, blocks, table, k
+        self.sa_sample, self.repeat_sample, self.window = sa_sample, repeat_sample, window
+        self.positions = positions
+        self.counts, self.marks = np.zeros(4, np.uint64), np.zeros(1, np.uint64)
+        self.tail = np.empty(0, np.int64)  # [row before the pending one,] the pending row
+        self.row = 0  # the next row to be given
+        self.samples: list[np.ndarray] = []
+
+    def add(self, row: int, sa: np.ndarray, last: bool = False) -> None:
+        if row != self.row:
+            raise AssertionError(f"suffix array rows given out of order: {row}, expected {self.row}")
+        self.row += sa.size
+        rows = np.concatenate((self.tail, sa)) if self.tail.size else sa
+        lo = self.tail.size - 1 if self.tail.size else 0
+        hi = rows.size if last else rows.size - 1
+        first = row - (self.tail.size > 0)
+        if hi > lo:
+            out = np.empty(hi - lo, self.positions)
+            kept = _fill_rows(self.text, rows, lo, hi, first, self.sa_sample, self.repeat_sample, self.window,
+                              self.blocks, self.counts, self.marks, out)
+            self.samples.append(out[:kept].copy())
+            if self.k:
+                _fill_kmer_table(self.text, rows, lo, hi, first, self.k, self.table)
+        self.tail = np.asarray(rows[max(rows.size - 2, 0) :], np.int64) if not last else np.empty(0, np.int64)
+
+    def finish(self) -> np.ndarray:
+        """The SA samples, once every row is given."""
+        if self.tail.size:
+            self.add(self.row, np.empty(0, np.int64), last=True)
+        _close_blocks(self.blocks, self.counts, self.marks, self.text.size)
+        return np.concatenate(self.samples) if self.samples else np.empty(0, self.positions)
+
+
+BASE_MEMORY = 256 << 20  # bytes: the interpreter, numpy, Numba and the compiled kernels, measured at ~200 MiB
+ONE_PIECE_UP_TO = 2 << 30  # bytes: the default --memory is the larger of this and 4 bytes a base
+
+
+def default_memory(n: int) -> int:
+    """The default memory limit for a text of n symbols: 4 bytes a base (the goal past 2^31 of
+    issue 29), but never less than 2 GiB, within which divsufsort's one-piece sort, the fastest,
+    indexes genomes up to ~250 Mbp."""
+    return max(4 * n, ONE_PIECE_UP_TO)
+
+
+def _held(n: int, k: int, sa_sample: int, repeat_sample: int, itemsize: int) -> int:
+    """Bytes every construction holds: the text, the rank blocks, the k-mer table, the samples
+    (repeats counted as half the genome; more repeats, more samples) and the process itself."""
+    samples = n // sa_sample + (n // repeat_sample // 2 if repeat_sample else 0)
+    return BASE_MEMORY + n + (n // 64 + 1) * 64 + 2 * 4**k * itemsize + samples * itemsize
+
+
+def plan_pieces(n: int, memory: int, held: int, cover: int = DEFAULT_COVER) -> int:
+    """Suffixes a piece may hold within `memory` bytes, or 0 where the one-piece sort fits."""
+    if held + n * (4 if n < 1 << 31 else 8) <= memory:
+        return 0
+    spare = memory - held - Cover(cover).samples(n) * 4 - 4 * cover * cover - 2 * 8 * BUCKETS
+    capacity = spare // BYTES_PER_SUFFIX
+    if capacity < 1 << 16:
+        need = (memory - spare + (1 << 16) * BYTES_PER_SUFFIX) / 2**30
+        raise UsageError(f"--memory {memory / 2**30:.2f} GiB is too little for {n:,} symbols: the index itself "
+                         f"and its construction need at least {need:.2f} GiB")
+    return int(capacity)
 
 
 def build_arrays(reference: Reference, sa_sample: int = 32, repeat_sample: int | None = None, kmer: int | None = None,
-                 wide: bool | None = None) -> IndexArrays:
+                 wide: bool | None = None, memory: int | None = None, piece: int | None = None) -> IndexArrays:
     """repeat_sample 0, or not below sa_sample, marks no more in repeats (None: by the genome's
     size, default_repeat_sample); wide: 64-bit samples and k-mer rows (automatic past NARROW
-    symbols; tests force it)."""
+    symbols; tests force it); memory: bytes the construction may hold (default_memory), beyond
+    which the suffix array is sorted in pieces (pieces.py); piece: suffixes a piece holds, forcing
+    the piecewise sort (tests). Both sorts give the same index, byte for byte."""
     text = np.ascontiguousarray(reference.text)  # pydivsufsort needs a writable array
     n = int(text.size)
     repeat_sample = default_repeat_sample(n) if repeat_sample is None else repeat_sample
@@ -206,15 +300,24 @@ def build_arrays(reference: Reference, sa_sample: int = 32, repeat_sample: int |
     k = default_kmer(n) if kmer is None else kmer
     if not 0 <= k <= MAX_KMER:
         raise UsageError(f"--kmer {k}: give 0 (no table) to {MAX_KMER}")
-    sa = divsufsort(text)  # int32 or int64, as the library chooses for the length
     repeat_sample = repeat_sample if repeat_sample < sa_sample else 0
     window = repeat_window(n) if repeat_sample else 0
+    if piece is None:
+        held = _held(n, k, sa_sample, repeat_sample, np.dtype(positions).itemsize)
+        piece = plan_pieces(n, default_memory(n) if memory is None else memory, held)
     blocks = np.zeros((n // 64 + 1, WORDS), np.uint64)
-    samples = np.empty(int(_fill_blocks(text, sa, sa_sample, repeat_sample, window, blocks)), positions)
-    _fill_samples(blocks, sa, samples)
     table = np.zeros((4**k, 2), positions)
-    _fill_kmer_table(text, sa, k, table)
-    del sa  # the largest array: gone before the packing and the gap scan make theirs
+    rows = _Rows(text, blocks, table, k, sa_sample, repeat_sample, window, positions)
+    if piece:
+        for row, sa in suffix_pieces(text, piece):
+            rows.add(row, sa)
+            del sa
+    else:
+        sa = divsufsort(text)  # int32 or int64, as the library chooses for the length
+        for row in range(0, n, WINDOW):
+            rows.add(row, sa[row : row + WINDOW])
+        del sa  # the largest array: gone before the packing and the gap scan make theirs
+    samples = rows.finish()
     C = np.cumsum(symbol_counts)[1:5].astype(np.int64)  # symbols below A, C, G, T
     return IndexArrays(blocks=blocks, C=C, samples=samples, kmer_table=table, packed=_pack(text), gaps=_gaps(text),
                        n=n, sa_sample=sa_sample, repeat_sample=repeat_sample, repeat_window=window, kmer=k)
