@@ -231,8 +231,7 @@ class _Rows:
             kept = _fill_rows(self.text, rows, lo, hi, first, self.sa_sample, self.repeat_sample, self.window,
                               self.blocks, self.counts, self.marks, out)
             self.samples.append(out[:kept].copy())
-            if self.k:
-                _fill_kmer_table(self.text, rows, lo, hi, first, self.k, self.table)
+            _fill_kmer_table(self.text, rows, lo, hi, first, self.k, self.table)
         self.tail = np.asarray(rows[max(rows.size - 2, 0) :], np.int64) if not last else np.empty(0, np.int64)
 
     def finish(self) -> np.ndarray:
