@@ -28,7 +28,7 @@ PREFIX = 8  # symbols of a bucket's prefix: 6^8 buckets (1.7 M, 13 MiB of counts
 BUCKETS = 6**PREFIX
 SYMBOLS_PER_KEY = 21  # 3-bit symbol codes (1-6; 0 past the end or past the comparison's depth)
 DEFAULT_COVER = 1024  # v: 64 sample residues, ranks of 1/16 of the suffixes (4 bytes each: 0.25 bytes a base)
-BYTES_PER_SUFFIX = 33  # a piece's position, key, sort order and copies (8 bytes each) and its tie flag
+BYTES_PER_SUFFIX = 17  # a piece's position and tie flag, then its rows as filled (build.py): 8 + 1 + 8
 
 
 def difference_cover(v: int) -> np.ndarray:
@@ -55,8 +55,8 @@ class Cover:
     """The difference cover, its positions' indexes in the sample, and the delta table."""
 
     def __init__(self, v: int):
-        if v < 1:
-            raise ValueError(f"cover period {v} must be at least 1")
+        if v < PREFIX:
+            raise ValueError(f"cover period {v} must be at least the buckets' prefix, {PREFIX}")
         self.v = v
         residues = difference_cover(v)
         self.member = np.full(v, -1, np.int64)  # index of a residue in the cover, -1 outside it
@@ -94,20 +94,19 @@ def _histograms(text, v, member):
 
 
 @njit(cache=True)
-def _collect(text, lo, hi, only_sample, v, member, out):
-    """Positions whose bucket lies in [lo, hi), in text order (the sample's only, if asked)."""
+def _collect(text, lo, hi, only_sample, v, member, at, out):
+    """Positions whose bucket b lies in [lo, hi), each put at out[at[b - lo]] onwards (at: the
+    buckets' first slots, advanced): sorted by bucket, in text order within one."""
     n = text.size
     code = 0
     for t in range(PREFIX):
         code = code * 6 + (np.int64(text[t]) if t < n else 0)
-    k = 0
     for p in range(n):
         if lo <= code < hi and (not only_sample or member[p % v] >= 0):
-            out[k] = p
-            k += 1
+            out[at[code - lo]] = p
+            at[code - lo] += 1
         nxt = np.int64(text[p + PREFIX]) if p + PREFIX < n else 0
         code = (code % (BUCKETS // 6)) * 6 + nxt
-    return k
 
 
 @njit(inline="always")
@@ -125,27 +124,17 @@ def _key(text, p, depth, limit):
 
 
 @njit(cache=True)
-def _keys(text, positions, depth, limit, keys):
-    for i in range(positions.size):
-        keys[i] = _key(text, positions[i], depth, limit)
-
-
-@njit(cache=True)
-def _refine(text, positions, keys, limit, tied):
-    """positions sorted by keys (their first 21 symbols) -> sorted by their first `limit`
-    symbols; tied[i] = 1 where suffix i shares those with suffix i - 1."""
-    m = positions.size
+def _refine(text, positions, bounds, limit, tied):
+    """positions sorted by bucket (bounds: where each bucket starts, and the end) -> sorted by
+    their first `limit` symbols, a group of suffixes at a time by the next 21 (numpy's sort, on
+    groups that mostly fit in the cache); tied[i] = 1 where suffix i shares those `limit` symbols
+    with suffix i - 1."""
+    tied[:] = 0
     stack = [(0, 0, 0)]
     stack.pop()
-    i = 0
-    while i < m:
-        j = i + 1
-        while j < m and keys[j] == keys[i]:
-            j += 1
-        if j - i > 1:
-            stack.append((i, j, SYMBOLS_PER_KEY))
-        i = j
-    tied[:] = 0
+    for b in range(bounds.size - 1):
+        if bounds[b + 1] - bounds[b] > 1:
+            stack.append((bounds[b], bounds[b + 1], PREFIX))
     while stack:
         lo, hi, depth = stack.pop()
         if depth >= limit:
@@ -168,16 +157,16 @@ def _refine(text, positions, keys, limit, tied):
             i = j
 
 
-def _sorted_piece(text: np.ndarray, positions: np.ndarray, limit: int) -> tuple[np.ndarray, np.ndarray]:
-    """positions sorted by their first `limit` symbols, and the tie flags (_refine)."""
-    keys = np.empty(positions.size, np.uint64)
-    _keys(text, positions, 0, limit, keys)
-    order = np.argsort(keys)
-    positions = positions[order]
-    keys = keys[order]
-    del order
+def _sorted_piece(text: np.ndarray, counts: np.ndarray, lo: int, hi: int, only_sample: bool, cover: "Cover",
+                  limit: int) -> tuple[np.ndarray, np.ndarray]:
+    """The suffixes of buckets [lo, hi), sorted by their first `limit` symbols, and the tie
+    flags (_refine)."""
+    bounds = np.zeros(hi - lo + 1, np.int64)
+    np.cumsum(counts[lo:hi], out=bounds[1:])
+    positions = np.empty(int(bounds[-1]), np.int64)
+    _collect(text, lo, hi, only_sample, cover.v, cover.member, bounds[:-1].copy(), positions)
     tied = np.empty(positions.size, np.uint8)
-    _refine(text, positions, keys, limit, tied)
+    _refine(text, positions, bounds, limit, tied)
     return positions, tied
 
 
@@ -300,9 +289,7 @@ def _plan(counts: np.ndarray, capacity: int) -> list[tuple[int, int, int]]:
 def _pieces(text: np.ndarray, counts: np.ndarray, capacity: int, only_sample: bool, cover: Cover, limit: int):
     """(first row, positions sorted by their first `limit` symbols, tie flags) per piece."""
     for lo, hi, row in _plan(counts, capacity):
-        positions = np.empty(int(counts[lo:hi].sum()), np.int64)
-        _collect(text, lo, hi, only_sample, cover.v, cover.member, positions)
-        positions, tied = _sorted_piece(text, positions, limit)
+        positions, tied = _sorted_piece(text, counts, lo, hi, only_sample, cover, limit)
         yield row, positions, tied
 
 
