@@ -28,8 +28,8 @@ from pydivsufsort import divsufsort
 
 from seqsift.errors import UsageError
 from seqsift.intrinsics import prefetch
-from seqsift.fmindex.layout import MAX_KMER, MAX_TEXT, NARROW, WORDS, IndexArrays
-from seqsift.fmindex.pieces import BUCKETS, BYTES_PER_SUFFIX, DEFAULT_COVER, Cover, suffix_pieces
+from seqsift.fmindex.layout import MAX_COUNT, MAX_KMER, MAX_TEXT, NARROW, WORDS, IndexArrays
+from seqsift.fmindex.pieces import BUCKETS, BYTES_PER_SUFFIX, DEFAULT_COVER, difference_cover, suffix_pieces
 from seqsift.fmindex.reference import Reference
 
 AHEAD = 16  # rows whose text is prefetched ahead in the passes over the suffix array, which read the text at random
@@ -264,7 +264,7 @@ def plan_pieces(n: int, memory: int, held: int, cover: int = DEFAULT_COVER) -> i
     """Suffixes a piece may hold within `memory` bytes, or 0 where the one-piece sort fits."""
     if held + n * (4 if n < 1 << 31 else 8) <= memory:
         return 0
-    spare = memory - held - Cover(cover).samples(n) * 4 - 4 * cover * cover - 2 * 8 * BUCKETS
+    spare = memory - held - -(-n // cover) * difference_cover(cover).size * 4 - 4 * cover * cover - 2 * 8 * BUCKETS
     capacity = spare // BYTES_PER_SUFFIX
     if capacity < 1 << 16:
         need = (memory - spare + (1 << 16) * BYTES_PER_SUFFIX) / 2**30
@@ -292,7 +292,7 @@ def build_arrays(reference: Reference, sa_sample: int = 32, repeat_sample: int |
     if n > MAX_TEXT:
         raise UsageError(f"the reference holds {n:,} symbols; this index format takes at most {MAX_TEXT:,}")
     symbol_counts = _symbol_counts(text)
-    if symbol_counts[2:].max() > NARROW:
+    if symbol_counts[2:].max() > MAX_COUNT:
         raise UsageError("one base occurs more than 2^32 - 1 times: the rank blocks' 32-bit counts cannot hold it")
     wide = n > NARROW if wide is None else wide
     positions = np.uint64 if wide else np.uint32
