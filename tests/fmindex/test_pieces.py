@@ -102,13 +102,18 @@ def same_arrays(a, b) -> None:
 
 @pytest.mark.parametrize("sa_sample,repeat_sample,kmer,wide", [(32, None, None, False), (8, 2, 3, True),
                                                                (1, 0, 0, False), (7, 4, 6, False)])
-def test_pieces_give_the_one_piece_index_on_random_references(rng, sa_sample, repeat_sample, kmer, wide):
+def test_pieces_give_the_one_piece_index_on_random_references(rng, monkeypatch, sa_sample, repeat_sample, kmer, wide):
+    """Pieces of 1 to 1000 suffixes, rows filled in windows of 5 or of the default."""
     for _ in range(3):
         text = hostile_text(rng, int(rng.integers(2, 3000)))
         ref = Reference(text=text, names=["a"], starts=np.zeros(1, np.int64), lengths=np.array([text.size - 1]))
         one = build_arrays(ref, sa_sample, repeat_sample, kmer, wide)
         for piece in (1, 97, 1000):
             same_arrays(one, build_arrays(ref, sa_sample, repeat_sample, kmer, wide, piece=piece))
+        monkeypatch.setattr(build, "WINDOW", 5)
+        same_arrays(one, build_arrays(ref, sa_sample, repeat_sample, kmer, wide, piece=400))
+        same_arrays(one, build_arrays(ref, sa_sample, repeat_sample, kmer, wide))
+        monkeypatch.undo()
 
 
 @pytest.mark.parametrize("path", [data_file("klebsiella_HS11286.fa.gz"), LAMBDA], ids=["klebsiella", "lambda"])

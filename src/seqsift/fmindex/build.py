@@ -201,7 +201,7 @@ def _gaps(text):
     return gaps
 
 
-WINDOW = 1 << 22  # rows of a one-piece suffix array filled at a time (the samples' buffer is a window's)
+WINDOW = 1 << 22  # rows filled at a time: 32 MiB of copies and samples' buffer at most
 
 
 class _Rows:
@@ -218,7 +218,13 @@ class _Rows:
         self.row = 0  # the next row to be given
         self.samples: list[np.ndarray] = []
 
-    def add(self, row: int, sa: np.ndarray, last: bool = False) -> None:
+    def add(self, row: int, sa: np.ndarray) -> None:
+        """Rows row.. of the suffix array, WINDOW at a time (the copies and the samples' buffer
+        are a window's, whatever the piece's size)."""
+        for at in range(0, sa.size, WINDOW):
+            self._window(row + at, sa[at : at + WINDOW])
+
+    def _window(self, row: int, sa: np.ndarray, last: bool = False) -> None:
         if row != self.row:
             raise AssertionError(f"suffix array rows given out of order: {row}, expected {self.row}")
         self.row += sa.size
@@ -237,7 +243,7 @@ class _Rows:
     def finish(self) -> np.ndarray:
         """The SA samples, once every row is given."""
         if self.tail.size:
-            self.add(self.row, np.empty(0, np.int64), last=True)
+            self._window(self.row, np.empty(0, np.int64), last=True)
         _close_blocks(self.blocks, self.counts, self.marks, self.text.size)
         return np.concatenate(self.samples) if self.samples else np.empty(0, self.positions)
 
@@ -313,8 +319,7 @@ def build_arrays(reference: Reference, sa_sample: int = 32, repeat_sample: int |
             del sa
     else:
         sa = divsufsort(text)  # int32 or int64, as the library chooses for the length
-        for row in range(0, n, WINDOW):
-            rows.add(row, sa[row : row + WINDOW])
+        rows.add(0, sa)
         del sa  # the largest array: gone before the packing and the gap scan make theirs
     samples = rows.finish()
     C = np.cumsum(symbol_counts)[1:5].astype(np.int64)  # symbols below A, C, G, T

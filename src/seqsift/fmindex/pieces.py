@@ -28,7 +28,7 @@ PREFIX = 8  # symbols of a bucket's prefix: 6^8 buckets (1.7 M, 13 MiB of counts
 BUCKETS = 6**PREFIX
 SYMBOLS_PER_KEY = 21  # 3-bit symbol codes (1-6; 0 past the end or past the comparison's depth)
 DEFAULT_COVER = 1024  # v: 64 sample residues, ranks of 1/16 of the suffixes (4 bytes each: 0.25 bytes a base)
-BYTES_PER_SUFFIX = 17  # a piece's position and tie flag, then its rows as filled (build.py): 8 + 1 + 8
+BYTES_PER_SUFFIX = 10  # a piece's position and tie flag, and a little for the sort of its largest bucket
 
 
 def difference_cover(v: int) -> np.ndarray:
@@ -291,6 +291,7 @@ def _pieces(text: np.ndarray, counts: np.ndarray, capacity: int, only_sample: bo
     for lo, hi, row in _plan(counts, capacity):
         positions, tied = _sorted_piece(text, counts, lo, hi, only_sample, cover, limit)
         yield row, positions, tied
+        del positions, tied  # before the next piece is collected: one piece held at a time
 
 
 def rank_sample(text: np.ndarray, cover: Cover, sample_counts: np.ndarray, capacity: int) -> np.ndarray:
@@ -307,6 +308,7 @@ def rank_sample(text: np.ndarray, cover: Cover, sample_counts: np.ndarray, capac
         heads = np.maximum.accumulate(np.where(tied == 0, np.arange(tied.size) + row, 0))
         tied_members.append(positions[grouped])
         tied_heads.append(heads[grouped])
+        del positions, tied, grouped, heads
     members = np.concatenate(tied_members) if tied_members else np.empty(0, np.int64)
     heads = np.concatenate(tied_heads) if tied_heads else np.empty(0, np.int64)
     h = v
@@ -324,4 +326,6 @@ def suffix_pieces(text: np.ndarray, capacity: int, v: int = DEFAULT_COVER) -> It
     ranks = rank_sample(text, cover, sample, capacity)
     for row, positions, tied in _pieces(text, every, capacity, False, cover, v):
         _break_ties(positions, tied, v, cover.member, cover.size, cover.delta, ranks)
+        del tied
         yield row, positions
+        del positions
