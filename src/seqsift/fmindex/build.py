@@ -248,7 +248,7 @@ class _Rows:
         return np.concatenate(self.samples) if self.samples else np.empty(0, self.positions)
 
 
-BASE_MEMORY = 256 << 20  # bytes: the interpreter, numpy, Numba and the compiled kernels, measured at ~200 MiB
+BASE_MEMORY = 192 << 20  # bytes: the interpreter, numpy, Numba and the kernels (`seqsift index` of lambda: 146 MiB)
 ONE_PIECE_UP_TO = 2 << 30  # bytes: the default --memory is the larger of this and 4 bytes a base
 
 

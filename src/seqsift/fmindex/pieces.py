@@ -142,8 +142,13 @@ def _refine(text, positions, bounds, limit, tied):
             continue
         group = positions[lo:hi]
         sub = np.empty(hi - lo, np.uint64)
+        same = True
         for t in range(hi - lo):
             sub[t] = _key(text, group[t], depth, limit)
+            same = same and sub[t] == sub[0]
+        if same:  # a run or a copy longer than 21 symbols: nothing to sort at this depth
+            stack.append((lo, hi, depth + SYMBOLS_PER_KEY))
+            continue
         order = np.argsort(sub)
         positions[lo:hi] = group[order]
         sub = sub[order]
