@@ -105,7 +105,7 @@ def make_inputs(gbp: float, n_reads: int, seed: int = 29) -> tuple[Path, Path, i
 
 def run_timed(argv: list[str], stdout=None) -> dict:
     """Wall and CPU seconds and peak resident bytes of one command, via GNU time."""
-    report = DATA / "time.txt"
+    report = DATA / f"time.{os.getpid()}.txt"  # benchmarks of several sizes may run at once
     start = time.perf_counter()
     r = subprocess.run(["/usr/bin/time", "-f", "%U %S %M", "-o", str(report), *argv],
                        stdout=stdout or subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -130,7 +130,7 @@ def median_run(argv: list[str], runs: int, stdout_path: Path | None = None) -> d
 def bench_size(gbp: float, args) -> dict:
     fasta, fastq, bases = make_inputs(gbp, args.reads)
     result = {"gbp": gbp, "bases": bases, "reads": args.reads, "builds": {}, "search": {}}
-    index = DATA / f"synthetic_{gbp:g}g.ssx"
+    index, default = DATA / f"synthetic_{gbp:g}g.ssx", DATA / f"synthetic_{gbp:g}g.default.ssx"
     limits = [None] + list(args.memory)
     for memory in limits:
         argv = [*SEQSIFT, "index", str(fasta), "-o", str(index), "--quiet"]
@@ -145,27 +145,27 @@ def bench_size(gbp: float, args) -> dict:
             continue
         result["builds"][name]["index_bytes"] = index.stat().st_size
         if memory:
-            result["builds"][name]["same_as_default"] = _same(index, DATA / "default.ssx")
+            result["builds"][name]["same_as_default"] = _same(index, default)
         else:
-            os.replace(index, DATA / "default.ssx")
-    index = DATA / "default.ssx"
+            os.replace(index, default)
+    index = default
     if args.bwa and gbp <= args.bwa_index_up_to:
         print(f"{gbp:g} Gbp: bwa index", file=sys.stderr, flush=True)
         prefix = DATA / f"synthetic_{gbp:g}g_bwa"
         result["builds"]["bwa index"] = run_timed(["bwa", "index", "-p", str(prefix), str(fasta)])
         if args.search:
-            sai = DATA / "reads.sai"
+            sai = DATA / f"synthetic_{gbp:g}g.sai"
             aln = median_run(["bwa", "aln", "-t", "1", "-n", "0", "-o", "0", "-l", "100", "-k", "0", str(prefix), str(fastq)],
                              args.runs, sai)
             samse = median_run(["bwa", "samse", "-n", "100", str(prefix), str(sai), str(fastq)], args.runs,
-                               DATA / "bwa.sam")
+                               DATA / f"synthetic_{gbp:g}g.bwa.sam")
             result["search"]["bwa aln + samse"] = {key: aln[key] + samse[key] if key != "peak_bytes"
                                                    else max(aln[key], samse[key]) for key in aln}
     if args.search:
         for name, extra in (("seqsift search, count only", ["--max-hits", "0"]), ("seqsift search, locate", [])):
             print(f"{gbp:g} Gbp: {name}", file=sys.stderr, flush=True)
             result["search"][name] = median_run([*SEQSIFT, "search", str(index), str(fastq), "--threads", "1",
-                                                 *extra], args.runs, DATA / "search.tsv")
+                                                 *extra], args.runs, DATA / f"synthetic_{gbp:g}g.tsv")
     for entry in result["search"].values():
         entry["reads_per_s"] = round(args.reads / entry["wall_s"])
     return result

@@ -27,6 +27,8 @@ from numba import njit
 PREFIX = 8  # symbols of a bucket's prefix: 6^8 buckets (1.7 M, 13 MiB of counts)
 BUCKETS = 6**PREFIX
 SYMBOLS_PER_KEY = 21  # 3-bit symbol codes (1-6; 0 past the end or past the comparison's depth)
+SYMBOLS_PER_WORD = 16  # with a 16-bit index beside them, for groups of at most SMALL_GROUP
+SMALL_GROUP = 1 << 16
 DEFAULT_COVER = 1024  # v: 64 sample residues, ranks of 1/16 of the suffixes (4 bytes each: 0.25 bytes a base)
 BYTES_PER_SUFFIX = 10  # a piece's position and tie flag, and a little for the sort of its largest bucket
 
@@ -110,12 +112,12 @@ def _collect(text, lo, hi, only_sample, v, member, at, out):
 
 
 @njit(inline="always")
-def _key(text, p, depth, limit):
-    """Symbols depth .. depth + 20 of suffix p as 3-bit codes (symbol + 1), first most
+def _key(text, p, depth, limit, count):
+    """Symbols depth .. depth + count - 1 of suffix p as 3-bit codes (symbol + 1), first most
     significant; 0 past the text or at depth `limit` and beyond."""
     n = text.size
     key = np.uint64(0)
-    for t in range(depth, depth + SYMBOLS_PER_KEY):
+    for t in range(depth, depth + count):
         c = np.uint64(0)
         if t < limit and p + t < n:
             c = np.uint64(text[p + t]) + np.uint64(1)
@@ -140,25 +142,42 @@ def _refine(text, positions, bounds, limit, tied):
         if depth >= limit:
             tied[lo + 1 : hi] = 1
             continue
+        size = hi - lo
         group = positions[lo:hi]
-        sub = np.empty(hi - lo, np.uint64)
-        same = True
-        for t in range(hi - lo):
-            sub[t] = _key(text, group[t], depth, limit)
-            same = same and sub[t] == sub[0]
-        if same:  # a run or a copy longer than 21 symbols: nothing to sort at this depth
-            stack.append((lo, hi, depth + SYMBOLS_PER_KEY))
-            continue
-        order = np.argsort(sub)
-        positions[lo:hi] = group[order]
-        sub = sub[order]
+        if size <= SMALL_GROUP:  # key and index in one word: a sort of the words, no gathers
+            words = np.empty(size, np.uint64)
+            same = True
+            for t in range(size):
+                words[t] = (_key(text, group[t], depth, limit, SYMBOLS_PER_WORD) << np.uint64(16)) | np.uint64(t)
+                same = same and (words[t] >> np.uint64(16)) == (words[0] >> np.uint64(16))
+            if same:  # a run or a copy: nothing to sort at this depth
+                stack.append((lo, hi, depth + SYMBOLS_PER_WORD))
+                continue
+            words.sort()
+            old = group.copy()
+            for t in range(size):
+                group[t] = old[words[t] & np.uint64(0xFFFF)]
+                words[t] >>= np.uint64(16)
+            sub, step = words, SYMBOLS_PER_WORD
+        else:
+            sub = np.empty(size, np.uint64)
+            same = True
+            for t in range(size):
+                sub[t] = _key(text, group[t], depth, limit, SYMBOLS_PER_KEY)
+                same = same and sub[t] == sub[0]
+            if same:
+                stack.append((lo, hi, depth + SYMBOLS_PER_KEY))
+                continue
+            order = np.argsort(sub)
+            positions[lo:hi] = group[order]
+            sub, step = sub[order], SYMBOLS_PER_KEY
         i = 0
-        while i < hi - lo:
+        while i < size:
             j = i + 1
-            while j < hi - lo and sub[j] == sub[i]:
+            while j < size and sub[j] == sub[i]:
                 j += 1
             if j - i > 1:
-                stack.append((lo + i, lo + j, depth + SYMBOLS_PER_KEY))
+                stack.append((lo + i, lo + j, depth + step))
             i = j
 
 
