@@ -46,14 +46,16 @@ class FMIndex:
 
     @classmethod
     def build(cls, fasta: str | os.PathLike, sa_sample: int = 32, repeat_sample: int | None = None, kmer: int | None = None,
-              wide: bool | None = None) -> "FMIndex":
+              wide: bool | None = None, memory: int | None = None) -> "FMIndex":
         """Index a FASTA file; kmer=None and repeat_sample=None pick the k-mer table length and
         the repeats' marking from the genome size; wide (64-bit text positions) is chosen by size,
-        or forced."""
+        or forced; memory: bytes the construction may hold (None: build.default_memory), beyond
+        which the suffix array is sorted in pieces, to the same index."""
         from seqsift.fmindex.build import build_arrays
 
         reference = load_reference(fasta)
-        return cls(reference, build_arrays(reference, sa_sample, repeat_sample, kmer, wide), display_name(fasta))
+        arrays = build_arrays(reference, sa_sample, repeat_sample, kmer, wide, memory=memory)
+        return cls(reference, arrays, display_name(fasta))
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> "FMIndex":

@@ -16,9 +16,6 @@ rows of diverged copies are located only to be rejected, so walks are many where
 
 Memoization (the GEM paper, 4.2.1 and D5, strategy B2): the BWT interval of every k-mer, filled
 completely at build time, replaces the last k steps of every backward search.
-
-The passes over the text and the suffix array are _build_cpu.py's kernels, called precompiled
-(precompiled.py), so building an index imports no Numba once they are built.
 """
 
 from __future__ import annotations
@@ -26,23 +23,16 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from numba import njit
 from pydivsufsort import divsufsort
 
 from seqsift.errors import UsageError
-from seqsift.fmindex.layout import MAX_KMER, MAX_TEXT, NARROW, WORDS, IndexArrays
+from seqsift.intrinsics import prefetch
+from seqsift.fmindex.layout import MAX_COUNT, MAX_KMER, MAX_TEXT, NARROW, WORDS, IndexArrays
+from seqsift.fmindex.pieces import BUCKETS, BYTES_PER_SUFFIX, DEFAULT_COVER, difference_cover, suffix_pieces
 from seqsift.fmindex.reference import Reference
-from seqsift.precompiled import Kernel
 
 AHEAD = 16  # rows whose text is prefetched ahead in the passes over the suffix array, which read the text at random
-_CPU = "seqsift.fmindex._build_cpu"
-_SA = ("int32", "int64")  # the suffix array's type, as pydivsufsort chooses it for the length
-_POSITIONS = ("uint32", "uint64")  # narrow or wide samples and k-mer rows
-# text, sa, sa_sample, repeat_sample, width, blocks -> the number of marks
-_FILL_BLOCKS = Kernel(_CPU, "fill_blocks", *(f"uint8[:] {sa}[:] int64 int64 int64 uint64[:,:]" for sa in _SA), results=1)
-_FILL_SAMPLES = Kernel(_CPU, "fill_samples", *(f"uint64[:,:] {sa}[:] {p}[:]" for sa in _SA for p in _POSITIONS))
-_FILL_KMER_TABLE = Kernel(_CPU, "fill_kmer_table", *(f"uint8[:] {sa}[:] int64 {p}[:,:]" for sa in _SA for p in _POSITIONS))
-_SYMBOL_COUNTS = Kernel(_CPU, "symbol_counts", "uint8[:] int64[:]")
-_PACK = Kernel(_CPU, "pack", "uint8[:] uint8[:]")
 KMER_CAP = 12  # the default never exceeds 128 MiB of table (docs/benchmarks.md: k=10-12 beat k=9 since the search is compute-bound)
 
 
@@ -56,6 +46,18 @@ def default_kmer(n: int) -> int:
     while k < KMER_CAP and 4 ** (k + 2) <= n:
         k += 1
     return k
+
+
+@njit(inline="always")
+def _same_window(text, p, q, width):
+    """Are the `width` symbols from text positions p and q the same bases ('#' and '$' match nothing)?"""
+    if max(p, q) + width > text.size:
+        return False
+    for t in range(width):
+        c = text[p + t]
+        if c < 2 or c != text[q + t]:
+            return False
+    return True
 
 
 DENSE_REPEATS_UP_TO = 1 << 27  # bases: marking every 4th base costs at most 128 MiB of 4-byte samples up to here
@@ -76,25 +78,214 @@ def repeat_window(n: int) -> int:
     return math.ceil(math.log(max(n, 4), 4)) + 4
 
 
-def _packed(text: np.ndarray) -> np.ndarray:
-    """The text 4 bases a byte (_build_cpu.pack)."""
+@njit(inline="always")
+def _marked(text, sa, r, symbol, sa_sample, repeat_sample, width):
+    """Is row r sampled? Its suffix starts at a multiple of sa_sample, or at a multiple of
+    repeat_sample inside a repeat (its first `width` bases shared with a neighbouring suffix, so
+    they occur elsewhere too), or its BWT symbol is '#' or '$'."""
+    p = sa[r]
+    if symbol < 2 or p % sa_sample == 0:
+        return True
+    if repeat_sample == 0 or p % repeat_sample:
+        return False
+    return (r > 0 and _same_window(text, p, sa[r - 1], width)) or (r + 1 < sa.size and _same_window(text, p, sa[r + 1], width))
+
+
+@njit(cache=True)
+def _fill_rows(text, sa, lo, hi, row0, sa_sample, repeat_sample, width, blocks, counts, marks, samples):
+    """Rows row0.. of the BWT from sa[lo:hi] (sa[lo - 1] and sa[hi], where given, are the rows
+    beside them; each row's symbol is read from the text, so no BWT array is built): per 64-row
+    block the counts before it (two per word), one bitmap per base, the marks and the marks before
+    it (the running counts and marks are carried from piece to piece). The text positions of the
+    marked rows go to samples, in row order; returns how many."""
+    n = text.size
+    base = np.uint64(text.ctypes.data)
+    k = 0
+    for i in range(lo, hi):
+        r = row0 + (i - lo)
+        blk = r >> 6
+        if r & 63 == 0:
+            blocks[blk, 0] = counts[0] | (counts[1] << np.uint64(32))
+            blocks[blk, 1] = counts[2] | (counts[3] << np.uint64(32))
+            blocks[blk, 7] = marks[0]
+        if i + AHEAD < hi:
+            prefetch(base + np.uint64(sa[i + AHEAD]))
+        bit = np.uint64(1) << np.uint64(r & 63)
+        p = sa[i]
+        symbol = np.int64(text[p - 1 if p > 0 else n - 1])  # the whole text is preceded by its last symbol, '$'
+        b = symbol - 2
+        if b >= 0:
+            blocks[blk, 2 + b] |= bit
+            counts[b] += np.uint64(1)
+        if _marked(text, sa, i, symbol, sa_sample, repeat_sample, width):
+            blocks[blk, 6] |= bit
+            marks[0] += np.uint64(1)
+            samples[k] = p
+            k += 1
+    return k
+
+
+@njit(cache=True)
+def _close_blocks(blocks, counts, marks, n):
+    """The counts of a last block that holds no row (n a multiple of 64)."""
+    if n & 63 == 0:
+        blk = n >> 6
+        blocks[blk, 0] = counts[0] | (counts[1] << np.uint64(32))
+        blocks[blk, 1] = counts[2] | (counts[3] << np.uint64(32))
+        blocks[blk, 7] = marks[0]
+
+
+@njit(cache=True)
+def _fill_kmer_table(text, sa, lo, hi, row0, k, table):
+    """[lo, hi) of every k-mer: the rows whose suffix starts with it are contiguous in the SA, so one
+    pass in row order finds each k-mer's first and last row."""
+    n = text.size
+    base = np.uint64(text.ctypes.data)
+    for i in range(lo, hi):
+        if i + AHEAD < hi:
+            prefetch(base + np.uint64(sa[i + AHEAD]))
+        r = row0 + (i - lo)
+        p = sa[i]
+        if p + k > n:
+            continue
+        code = 0
+        for t in range(k):
+            c = np.int64(text[p + t])
+            if c < 2:
+                code = -1
+                break
+            code = code * 4 + (c - 2)
+        if code < 0:
+            continue
+        if table[code, 1] == 0:
+            table[code, 0] = r
+        table[code, 1] = r + 1
+
+
+@njit(cache=True)
+def _symbol_counts(text):
+    """Occurrences of each symbol code 0-5 (np.bincount would first copy the text to 8 bytes a symbol)."""
+    counts = np.zeros(6, np.int64)
+    for c in text:
+        counts[c] += 1
+    return counts
+
+
+@njit(cache=True)
+def _pack(text):
+    """The text 4 bases a byte, first base in the low bits; '#' and '$' as A (the gaps say where they are)."""
     packed = np.zeros((text.size + 3) // 4, np.uint8)
-    _PACK(text, packed)
+    for i in range(text.size):
+        c = text[i]
+        if c >= 2:
+            packed[i >> 2] |= np.uint8((c - 2) << (2 * (i & 3)))
     return packed
 
 
-def _gaps(text: np.ndarray) -> np.ndarray:
-    """[start, end) of each run of '#' or '$'."""
-    flags = np.concatenate((np.zeros(1, np.int8), (text < 2).view(np.int8), np.zeros(1, np.int8)))
-    edges = np.flatnonzero(np.diff(flags))
-    return edges.reshape(-1, 2).astype(np.int64)
+@njit(cache=True)
+def _gaps(text):
+    """[start, end) of each run of '#' or '$' (in one pass: numpy's would make arrays of a byte a base)."""
+    runs = 0
+    for i in range(text.size):
+        if text[i] < 2 and (i == 0 or text[i - 1] >= 2):
+            runs += 1
+    gaps = np.empty((runs, 2), np.int64)
+    k = 0
+    for i in range(text.size):
+        if text[i] < 2:
+            if i == 0 or text[i - 1] >= 2:
+                gaps[k, 0] = i
+            if i + 1 == text.size or text[i + 1] >= 2:
+                gaps[k, 1] = i + 1
+                k += 1
+    return gaps
+
+
+WINDOW = 1 << 22  # rows filled at a time: 32 MiB of copies and samples' buffer at most
+
+
+class _Rows:
+    """Fills the rank blocks, SA samples and k-mer table from suffix array rows given in order,
+    in pieces of any size: each row's repeat mark needs the rows on either side of it, so the last
+    row of a piece is filled with the next piece."""
+
+    def __init__(self, text, blocks, table, k, sa_sample, repeat_sample, window, positions):
+        self.text, self.blocks, self.table, self.k = text, blocks, table, k
+        self.sa_sample, self.repeat_sample, self.window = sa_sample, repeat_sample, window
+        self.positions = positions
+        self.counts, self.marks = np.zeros(4, np.uint64), np.zeros(1, np.uint64)
+        self.tail = np.empty(0, np.int64)  # [row before the pending one,] the pending row
+        self.row = 0  # the next row to be given
+        self.samples: list[np.ndarray] = []
+
+    def add(self, row: int, sa: np.ndarray) -> None:
+        """Rows row.. of the suffix array, WINDOW at a time (the copies and the samples' buffer
+        are a window's, whatever the piece's size)."""
+        for at in range(0, sa.size, WINDOW):
+            self._window(row + at, sa[at : at + WINDOW])
+
+    def _window(self, row: int, sa: np.ndarray, last: bool = False) -> None:
+        if row != self.row:
+            raise AssertionError(f"suffix array rows given out of order: {row}, expected {self.row}")
+        self.row += sa.size
+        rows = np.concatenate((self.tail, sa)) if self.tail.size else sa
+        lo = self.tail.size - 1 if self.tail.size else 0
+        hi = rows.size if last else rows.size - 1
+        first = row - (self.tail.size > 0)
+        if hi > lo:
+            out = np.empty(hi - lo, self.positions)
+            kept = _fill_rows(self.text, rows, lo, hi, first, self.sa_sample, self.repeat_sample, self.window,
+                              self.blocks, self.counts, self.marks, out)
+            self.samples.append(out[:kept].copy())
+            _fill_kmer_table(self.text, rows, lo, hi, first, self.k, self.table)
+        self.tail = np.asarray(rows[max(rows.size - 2, 0) :], np.int64) if not last else np.empty(0, np.int64)
+
+    def finish(self) -> np.ndarray:
+        """The SA samples, once every row is given."""
+        if self.tail.size:
+            self._window(self.row, np.empty(0, np.int64), last=True)
+        _close_blocks(self.blocks, self.counts, self.marks, self.text.size)
+        return np.concatenate(self.samples) if self.samples else np.empty(0, self.positions)
+
+
+BASE_MEMORY = 192 << 20  # bytes: the interpreter, numpy, Numba and the kernels (`seqsift index` of lambda: 146 MiB)
+ONE_PIECE_UP_TO = 2 << 30  # bytes: the default --memory is the larger of this and 4 bytes a base
+
+
+def default_memory(n: int) -> int:
+    """The default memory limit for a text of n symbols: 4 bytes a base (the goal past 2^31 of
+    issue 29), but never less than 2 GiB, within which divsufsort's one-piece sort, the fastest,
+    indexes genomes up to ~250 Mbp."""
+    return max(4 * n, ONE_PIECE_UP_TO)
+
+
+def _held(n: int, k: int, sa_sample: int, repeat_sample: int, itemsize: int) -> int:
+    """Bytes every construction holds: the text, the rank blocks, the k-mer table, the samples
+    (repeats counted as half the genome; more repeats, more samples) and the process itself."""
+    samples = n // sa_sample + (n // repeat_sample // 2 if repeat_sample else 0)
+    return BASE_MEMORY + n + (n // 64 + 1) * 64 + 2 * 4**k * itemsize + samples * itemsize
+
+
+def plan_pieces(n: int, memory: int, held: int, cover: int = DEFAULT_COVER) -> int:
+    """Suffixes a piece may hold within `memory` bytes, or 0 where the one-piece sort fits."""
+    if held + n * (4 if n < 1 << 31 else 8) <= memory:
+        return 0
+    spare = memory - held - -(-n // cover) * difference_cover(cover).size * 4 - 4 * cover * cover - 2 * 8 * BUCKETS
+    capacity = spare // BYTES_PER_SUFFIX
+    if capacity < 1 << 16:
+        need = (memory - spare + (1 << 16) * BYTES_PER_SUFFIX) / 2**30
+        raise UsageError(f"--memory {memory / 2**30:.2f} GiB is too little for {n:,} symbols: the index itself "
+                         f"and its construction need at least {need:.2f} GiB")
+    return int(capacity)
 
 
 def build_arrays(reference: Reference, sa_sample: int = 32, repeat_sample: int | None = None, kmer: int | None = None,
-                 wide: bool | None = None) -> IndexArrays:
+                 wide: bool | None = None, memory: int | None = None, piece: int | None = None) -> IndexArrays:
     """repeat_sample 0, or not below sa_sample, marks no more in repeats (None: by the genome's
     size, default_repeat_sample); wide: 64-bit samples and k-mer rows (automatic past NARROW
-    symbols; tests force it)."""
+    symbols; tests force it); memory: bytes the construction may hold (default_memory), beyond
+    which the suffix array is sorted in pieces (pieces.py); piece: suffixes a piece holds, forcing
+    the piecewise sort (tests). Both sorts give the same index, byte for byte."""
     text = np.ascontiguousarray(reference.text)  # pydivsufsort needs a writable array
     n = int(text.size)
     repeat_sample = default_repeat_sample(n) if repeat_sample is None else repeat_sample
@@ -106,24 +297,31 @@ def build_arrays(reference: Reference, sa_sample: int = 32, repeat_sample: int |
         text = text.copy()
     if n > MAX_TEXT:
         raise UsageError(f"the reference holds {n:,} symbols; this index format takes at most {MAX_TEXT:,}")
-    symbol_counts = np.zeros(6, np.int64)
-    _SYMBOL_COUNTS(text, symbol_counts)
-    if symbol_counts[2:].max() > NARROW:
+    symbol_counts = _symbol_counts(text)
+    if symbol_counts[2:].max() > MAX_COUNT:
         raise UsageError("one base occurs more than 2^32 - 1 times: the rank blocks' 32-bit counts cannot hold it")
     wide = n > NARROW if wide is None else wide
     positions = np.uint64 if wide else np.uint32
     k = default_kmer(n) if kmer is None else kmer
     if not 0 <= k <= MAX_KMER:
         raise UsageError(f"--kmer {k}: give 0 (no table) to {MAX_KMER}")
-    sa = divsufsort(text)  # int32 or int64, as the library chooses for the length
     repeat_sample = repeat_sample if repeat_sample < sa_sample else 0
     window = repeat_window(n) if repeat_sample else 0
+    if piece is None:
+        held = _held(n, k, sa_sample, repeat_sample, np.dtype(positions).itemsize)
+        piece = plan_pieces(n, default_memory(n) if memory is None else memory, held)
     blocks = np.zeros((n // 64 + 1, WORDS), np.uint64)
-    samples = np.empty(_FILL_BLOCKS(text, sa, sa_sample, repeat_sample, window, blocks), positions)
-    _FILL_SAMPLES(blocks, sa, samples)
     table = np.zeros((4**k, 2), positions)
-    _FILL_KMER_TABLE(text, sa, k, table)
-    del sa  # the largest array: gone before the packing and the gap scan make theirs
+    rows = _Rows(text, blocks, table, k, sa_sample, repeat_sample, window, positions)
+    if piece:
+        for row, sa in suffix_pieces(text, piece):
+            rows.add(row, sa)
+            del sa
+    else:
+        sa = divsufsort(text)  # int32 or int64, as the library chooses for the length
+        rows.add(0, sa)
+        del sa  # the largest array: gone before the packing and the gap scan make theirs
+    samples = rows.finish()
     C = np.cumsum(symbol_counts)[1:5].astype(np.int64)  # symbols below A, C, G, T
-    return IndexArrays(blocks=blocks, C=C, samples=samples, kmer_table=table, packed=_packed(text), gaps=_gaps(text),
+    return IndexArrays(blocks=blocks, C=C, samples=samples, kmer_table=table, packed=_pack(text), gaps=_gaps(text),
                        n=n, sa_sample=sa_sample, repeat_sample=repeat_sample, repeat_window=window, kmer=k)

@@ -10,7 +10,7 @@ import time
 
 
 from seqsift.errors import UsageError
-from seqsift.options import EXIT_OK, add_dask_options, dask_run, positive_int, warn
+from seqsift.options import EXIT_OK, add_dask_options, dask_run, parse_size, positive_int, warn
 from seqsift.fmindex import DEFAULT_VERIFY_ROWS, DEFAULT_WIDTH, SHORTCUTS
 
 BATCH_READS = 1 << 16  # reads a batch (read_search.DEFAULT_BATCH)
@@ -32,6 +32,10 @@ def add_parser(sub, parent: argparse.ArgumentParser) -> None:
                    "(default: 4 up to 2^27 bases, where that costs at most 128 MiB, else 8)")
     p.add_argument("--kmer", type=int, help="k-mer table length, 0 for none (default: from the genome size, "
                    "the largest k with 4^k <= bases/4, at most 12)")
+    p.add_argument("--memory", type=parse_size, metavar="SIZE",
+                   help="memory the construction may hold, e.g. 6G: beyond what sorting the whole suffix array at once "
+                   "needs (~7 bytes a base below 2^31 bases, ~11 above) it is sorted in pieces, slower, to the same "
+                   "index (default: 4 bytes a base, at least 2G)")
     p.set_defaults(run=run_index)
 
     p = sub.add_parser("search", parents=[parent],
@@ -85,7 +89,7 @@ def run_index(args: argparse.Namespace) -> int:
     output = args.output or default_output(args.reference)
     start = time.perf_counter()
     index = FMIndex.build(args.reference, sa_sample=args.sa_sample, repeat_sample=args.repeat_sample,
-                          kmer=args.kmer)
+                          kmer=args.kmer, memory=args.memory)
     index.save(output)
     r = index.reference
     warn(args, f"{len(r.names)} records, {int(r.lengths.sum()):,} bases, k-mer table k={index.arrays.kmer}, "

@@ -9,6 +9,7 @@ import numpy as np
 
 WORDS = 8
 NARROW = (1 << 32) - 1  # texts up to this many symbols keep 32-bit samples and k-mer rows
+MAX_COUNT = (1 << 32) - 1  # occurrences of one base: the rank blocks' counts are 32-bit
 MAX_TEXT = 1 << 40  # beyond NARROW: 64-bit samples and rows; each base's count must stay below 2^32
 MAX_KMER = 14  # 4^14 intervals are 2 GiB of table
 

@@ -42,25 +42,31 @@ class Reference:
 
 
 def load_reference(path: str | os.PathLike) -> Reference:
-    """Read every record of a FASTA file (plain/gz/bz2/xz) into one encoded text."""
+    """Read every record of a FASTA file (plain/gz/bz2/xz) into one encoded text. The file is read
+    in batches (a long record across several) and the text filled once their sizes are known, so
+    the peak is the codes and the text, 2 bytes a base, never the raw file besides."""
     names, parts, lengths = [], [], []
-    for batch in read_batches(path, batch_bases=1 << 62):
-        for i, name in enumerate(batch.names):
+    for batch in read_batches(path):
+        for i in range(len(batch)):
             seq = batch.seq[batch.bounds[i] : batch.bounds[i + 1]]
-            names.append(name)
-            parts.append(_TEXT_CODE[seq])
-            lengths.append(seq.size)
+            if batch.start[i] == 0:
+                names.append(batch.names[i])
+                lengths.append(0)
+            parts.append((len(names) - 1, int(batch.start[i]), _TEXT_CODE[seq]))
+            lengths[-1] += seq.size
     if not names:
         raise FormatError(display_name(path), 0, "the reference has no records")
-    pieces = []
-    for part in parts:
-        pieces += [part, np.array([SEP], np.uint8)]
-    pieces[-1] = np.array([END], np.uint8)
-    text = np.concatenate(pieces)
-    if not np.any(text >= 2):
-        raise FormatError(display_name(path), 0, "the reference has no A, C, G or T")
     lengths = np.asarray(lengths, np.int64)
     starts = np.concatenate(([0], np.cumsum(lengths + 1)[:-1])).astype(np.int64)
+    text = np.full(int(starts[-1] + lengths[-1] + 1), SEP, np.uint8)
+    parts.reverse()
+    while parts:  # each part freed once copied
+        record, offset, codes = parts.pop()
+        at = int(starts[record]) + offset
+        text[at : at + codes.size] = codes
+    text[-1] = END
+    if not np.any(text >= 2):
+        raise FormatError(display_name(path), 0, "the reference has no A, C, G or T")
     return Reference(text=text, names=names, starts=starts, lengths=lengths)
 
 
