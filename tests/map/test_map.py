@@ -460,3 +460,67 @@ def test_chain_kernel_matches_the_oracle(rng):
         got = [[tuple(int(a[c]) for a in out) for c in range(offsets[r], offsets[r + 1])] for r in range(reads)]
         assert got == seed_chains(piece_read, piece, strand, text_pos, diag, counts, cap, band, gap, reads)
         assert offsets[reads] == total
+
+
+def _near_gapless(rng, case: int) -> tuple[str, str, int]:
+    """(read, window, diagonal): a read copied from the window at the diagonal with two or three
+    substitutions placed where a clip or a gap might beat them (near an end, close together),
+    or an indel near an end, or copied from a tandem repeat, or a random window."""
+    m = int(rng.integers(20, 70))
+    flank = int(rng.integers(0, 20))
+    kind = case % 6
+    if kind == 4:  # tandem repeat: another diagonal matches nearly as well
+        unit = random_dna(rng, int(rng.integers(1, 6)))
+        core = mutate(rng, (unit * (m // len(unit) + 2))[: m], 0.05, 0.0)
+    else:
+        core = random_dna(rng, m)
+    window = random_dna(rng, flank) + core + random_dna(rng, int(rng.integers(0, 20)))
+    read = list(core)
+    spots = {0: [int(rng.integers(0, m)), int(rng.integers(0, m))],  # anywhere
+             1: [int(rng.integers(0, 6)), int(rng.integers(0, 6))],  # near the start
+             2: [m - 1 - int(rng.integers(0, 6)), m - 1 - int(rng.integers(0, 6))],  # near the end
+             3: [int(rng.integers(0, m))] * 3,  # three (one position changed up to three times)
+             4: [int(rng.integers(0, m)), int(rng.integers(0, m))]}.get(kind, [])
+    for k in spots:
+        read[k] = "ACGT"[("ACGT".index(read[k]) + 1 + int(rng.integers(0, 3))) % 4]
+    read = "".join(read)
+    if kind == 5:  # an indel a few bases from an end, shown as mismatches when laid without gaps
+        at = m - int(rng.integers(2, 8))
+        read = (read[:at] + read[at + 1 :] + random_dna(rng, 1)) if case % 12 < 6 else (read[:at] + random_dna(rng, 1) + read[at:-1])
+        if case % 4 == 1:
+            read = read[::-1]
+            window = window[::-1]
+            flank = len(window) - flank - m
+    if case % 7 == 0:
+        read = read[: m // 2] + "N" + read[m // 2 + 1 :]
+    return read, window, flank
+
+
+@pytest.mark.parametrize("clip", [5, 3, 0])
+def test_gapless_is_best_only_when_no_other_alignment_scores_as_much(rng, clip):
+    """gapless_is_best against two oracles, on reads built to lie near each case of its proof:
+    where it says yes, the slow full-matrix runner-up (every alignment but the gapless one)
+    scores less than the gapless alignment, and the banded kernel returns exactly that alignment
+    (score, ends, one M run), so skipping the band changes nothing. With bwa's clip of 5 it must
+    say yes often to reads with two differences; with a clip of 3 or less two clips cost less
+    than two mismatches, outside the proof's reach, so it must never say yes to them."""
+    from seqsift.map._extend import gapless_is_best, ungapped
+    from tests.naive import clip_alignment_runner_up
+
+    band = 6
+    said_yes = 0
+    for case in range(120):
+        read, window, diag = _near_gapless(rng, case)
+        m = len(read)
+        if diag + m > len(window):
+            continue
+        q, t = codes(read), codes(window)
+        score, differ = ungapped(q, t, diag, O.match, O.mismatch, O.ambiguous)
+        if not gapless_is_best(q, t, diag, band, score, O.match, O.mismatch, O.gap_open, O.gap_extend, clip):
+            continue
+        said_yes += differ >= 2  # the cases the shortcut is for
+        runner_up = clip_alignment_runner_up(read, window, diag, band, *SCORES, clip)
+        assert runner_up < score, (case, read, window, diag)
+        total, aligned, qb, qe, tb, te, runs = run_kernel(read, window, diag - band, diag + band, clip, clip)
+        assert (total, aligned, qb, qe, tb, te, runs) == (score, score, 0, m, diag, diag + m, [(0, m)])
+    assert said_yes >= 20 if clip == O.clip else said_yes == 0

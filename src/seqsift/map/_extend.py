@@ -171,6 +171,83 @@ def ungapped(q, t, diag, match, mismatch, ambiguous):
 
 
 @njit(nogil=True, cache=True, boundscheck=False)
+def gapless_is_best(q, t, diag, band, score, match, mismatch, gap_open, gap_extend, clip):
+    """True when the read laid on the window without gaps, its first base at window position
+    diag (score `score`, from ungapped), scores more than every other alignment clip_align may
+    find on diagonals diag - band .. diag + band: then that DP returns exactly this alignment,
+    and need not run. False when that is not proved (the caller runs the DP).
+
+    Why it holds. Call an alignment's loss m * match minus its score: a mismatch adds at least
+    u_mis = match + mismatch, a clipped end clip + (bases clipped) * match >= u_clip = clip +
+    match, a deletion of L bases open + L * extend >= u_gap = open + extend, an insertion of L
+    open + L * (extend + match). Let loss0 be the gapless alignment's (every one of its
+    differences a mismatch: reads or windows holding N are not judged here). Another alignment
+    beats or ties it only with a loss <= loss0. When loss0 is below each of 2 u_gap, u_gap +
+    u_mis, u_gap + u_clip, 2 u_clip and u_clip + u_mis (with bwa's scores below 11: a read
+    with two mismatches, loss 10), such an alignment holds at most one of a gap or a clip, and
+    then no mismatch besides, so it is one of:
+      (i) no gap, no clip: the whole read on another diagonal with at most loss0 // u_mis
+          mismatches;
+     (ii) one clip of c <= (loss0 - clip) / match bases, no gap: the rest of the read exact on
+          one diagonal (this one included);
+    (iii) one gap, no clip: an exact prefix on one diagonal and an exact suffix on another
+          (a deletion of L from diagonal d to d + L; an insertion of L read bases from d to
+          d - L), the gap's cost at most loss0.
+    Each is looked for directly (exact runs from either end of the read on each diagonal, and
+    mismatches counted until they pass the limit); finding none proves the gapless alignment
+    the unique best, so clip_align's traceback (which returns an alignment of the best score)
+    gives it, with the same score, ends and CIGAR. tests/map/test_map.py checks it against
+    clip_align on random reads built to lie near every case."""
+    m, n = q.size, t.size
+    u_mis, u_gap, u_clip = match + mismatch, gap_open + gap_extend, clip + match
+    loss0 = m * match - score
+    if loss0 >= min(2 * u_gap, u_gap + u_mis, u_gap + u_clip, 2 * u_clip, u_clip + u_mis):
+        return False
+    for i in range(m):
+        if q[i] > 3:
+            return False
+    for j in range(max(0, diag - band), min(n, diag + band + m)):
+        if t[j] > 3:
+            return False
+    width = 2 * band + 1
+    prefix = np.zeros(width, np.int64)  # exact bases from the read's start on each diagonal
+    suffix = np.zeros(width, np.int64)  # and from its end
+    clipped_ok = m - (loss0 - clip) // match if loss0 >= u_clip else m + 1  # exact run (ii) needs
+    allowed = loss0 // u_mis  # mismatches of (i)
+    for k in range(width):
+        start = diag - band + k
+        p = 0
+        while p < m and 0 <= start + p < n and q[p] == t[start + p]:
+            p += 1
+        s = 0
+        while s < m and 0 <= start + m - 1 - s < n and q[m - 1 - s] == t[start + m - 1 - s]:
+            s += 1
+        prefix[k], suffix[k] = p, s
+        if p >= clipped_ok or s >= clipped_ok:
+            return False
+        if k != band and start >= 0 and start + m <= n:
+            differ = 0
+            for i in range(m):
+                if q[i] != t[start + i]:
+                    differ += 1
+                    if differ > allowed:
+                        break
+            if differ <= allowed:
+                return False
+    for k1 in range(width):
+        for k2 in range(width):
+            if k2 > k1:  # deletion of k2 - k1 window bases
+                cost, need = gap_open + (k2 - k1) * gap_extend, m
+            elif k2 < k1:  # insertion of k1 - k2 read bases
+                cost, need = gap_open + (k1 - k2) * (gap_extend + match), m - (k1 - k2)
+            else:
+                continue
+            if cost <= loss0 and prefix[k1] + suffix[k2] >= need:
+                return False
+    return True
+
+
+@njit(nogil=True, cache=True, boundscheck=False)
 def differences(q, ref, qb, ops, lens, at, length):
     """SAM's NM of an alignment (q from base qb against ref from its start, CIGAR runs ops/lens)
     and its MD as events: at[e] (window offset) and length[e] (0 a differing base, else a
@@ -207,7 +284,8 @@ def place_chain(read, diag_lo, diag_hi, anchor, ref, rec_starts, rec_lengths, pa
     diagonals (text positions of the read's first base) run from diag_lo to diag_hi, inside the
     record holding text position anchor. The window reaches `band` bases beyond the chain's
     diagonals, clipped to the record; a chain on one diagonal whose read differs from the text
-    in at most params[P_UNGAPPED] bases is its own optimum (ungapped). trace, ops and lens must
+    in at most params[P_UNGAPPED] bases, or for which gapless_is_best proves it, is its own
+    optimum (ungapped). trace, ops and lens must
     hold (read + 1) x band width bytes and read + window + 1 runs. Returns (found, record,
     position in the record, qb, qe, score, total, reference span, runs); found is 0 for none, -1
     when the trace would pass params[P_MAX_TRACE] bytes or the scratch is too small (the caller
@@ -226,7 +304,9 @@ def place_chain(read, diag_lo, diag_hi, anchor, ref, rec_starts, rec_lengths, pa
         return -1, record, 0, 0, 0, 0, 0, 0, 0
     if diag_lo == diag_hi and lo <= diag_lo and diag_lo + m <= hi:
         score, differ = ungapped(read, window, diag_lo - lo, params[P_MATCH], params[P_MISMATCH], params[P_AMBIGUOUS])
-        if differ <= params[P_UNGAPPED]:
+        if differ <= params[P_UNGAPPED] or gapless_is_best(read, window, diag_lo - lo, params[P_BAND], score,
+                                                            params[P_MATCH], params[P_MISMATCH], params[P_OPEN],
+                                                            params[P_EXTEND], params[P_CLIP]):
             ops[0] = OP_M
             lens[0] = m
             return 1, record, diag_lo - rec_start, 0, m, score, score, m, 1
