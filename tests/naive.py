@@ -353,10 +353,10 @@ def seed_chains(piece_read, piece, strand, text_pos, diag, counts, max_occurrenc
     return result
 
 
-def clip_alignment_runner_up(q: str, t: str, diag: int, band: int, match: int, mismatch: int, ambiguous: int,
+def clip_alignment_runner_up(q: str, t: str, diag: int, diagonals: tuple[int, int], match: int, mismatch: int, ambiguous: int,
                              gap_open: int, gap_extend: int, clip: int) -> float:
     """The best score (clip_alignment_score's objective, clip penalty `clip` at either end, cells
-    on diagonals diag - band .. diag + band) of any alignment other than the whole read laid
+    on diagonals j - i in diagonals = (dlo, dhi)) of any alignment other than the whole read laid
     without gaps from window position diag: each cell carries the best score of paths still
     equal to that one (flag 0: started at (0, diag), diagonal steps only) and of those that left
     it (flag 1)."""
@@ -373,7 +373,7 @@ def clip_alignment_runner_up(q: str, t: str, diag: int, band: int, match: int, m
     Ins = {}
     best = NEG
     for i in range(m + 1):
-        for j in range(max(0, i + diag - band), min(n, i + diag + band) + 1):
+        for j in range(max(0, i + diagonals[0]), min(n, i + diagonals[1]) + 1):
             for f in (0, 1):
                 h = NEG
                 if i == 0:

@@ -507,7 +507,6 @@ def test_gapless_is_best_only_when_no_other_alignment_scores_as_much(rng, clip):
     from seqsift.map._extend import gapless_is_best, ungapped
     from tests.naive import clip_alignment_runner_up
 
-    band = 6
     said_yes = 0
     for case in range(120):
         read, window, diag = _near_gapless(rng, case)
@@ -516,11 +515,43 @@ def test_gapless_is_best_only_when_no_other_alignment_scores_as_much(rng, clip):
             continue
         q, t = codes(read), codes(window)
         score, differ = ungapped(q, t, diag, O.match, O.mismatch, O.ambiguous)
-        if not gapless_is_best(q, t, diag, band, score, O.match, O.mismatch, O.gap_open, O.gap_extend, clip):
+        dlo, dhi = diag - int(rng.integers(0, 12)), diag + int(rng.integers(0, 12))  # a chain's band or a rescue's
+        if not gapless_is_best(q, t, diag, dlo, dhi, score, O.match, O.mismatch, O.gap_open, O.gap_extend, clip):
             continue
         said_yes += differ >= 2  # the cases the shortcut is for
-        runner_up = clip_alignment_runner_up(read, window, diag, band, *SCORES, clip)
+        runner_up = clip_alignment_runner_up(read, window, diag, (dlo, dhi), *SCORES, clip)
         assert runner_up < score, (case, read, window, diag)
-        total, aligned, qb, qe, tb, te, runs = run_kernel(read, window, diag - band, diag + band, clip, clip)
+        total, aligned, qb, qe, tb, te, runs = run_kernel(read, window, dlo, dhi, clip, clip)
         assert (total, aligned, qb, qe, tb, te, runs) == (score, score, 0, m, diag, diag + m, [(0, m)])
     assert said_yes >= 20 if clip == O.clip else said_yes == 0
+
+
+def test_a_wide_window_placed_as_the_band_would(rng):
+    """A chain over many diagonals (a mate rescue's window): place_chain may lay the read on one
+    diagonal without filling the band (fewest_differences, then gapless_is_best); every
+    placement must be the banded kernel's on the same window, and some must take that path."""
+    from seqsift.fmindex.reference import Reference
+    from seqsift.map._extend import fewest_differences
+    from seqsift.map.extend import Extender
+
+    text = random_dna(rng, 1500)
+    reference = Reference(text=None, names=["x"], starts=np.array([0]), lengths=np.array([1500]))
+    ext = Extender(reference, codes(text), O)
+    gapless = 0
+    for case in range(60):
+        m = int(rng.integers(30, 120))
+        at = int(rng.integers(0, 1500 - m))
+        read = mutate(rng, text[at : at + m], 0.02 * (case % 3), 0.01 * (case % 2))
+        diag_lo, diag_hi = at - int(rng.integers(0, 300)), at + int(rng.integers(1, 300))
+        p = ext.place(codes(read), 0, diag_lo, diag_hi, min(max(at, 0), 1499))
+        lo, hi = max(0, diag_lo - O.band), min(1500, diag_hi + len(read) + O.band)
+        dlo, dhi = diag_lo - lo - O.band, diag_hi - lo + O.band
+        total, score, qb, qe, tb, te, runs = run_kernel(read, text[lo:hi], dlo, dhi)
+        if not runs:
+            assert p is None
+            continue
+        assert (p.position, p.qb, p.qe, p.score, p.total, p.ref_span) == (lo + tb, qb, qe, score, total, te - tb)
+        assert list(zip(p.ops, p.lens)) == runs
+        d = fewest_differences(codes(read), codes(text[lo:hi]), dlo, dhi, 2)
+        gapless += d >= 0 and runs == [(0, len(read))] and total == score < len(read) - 5
+    assert gapless >= 5

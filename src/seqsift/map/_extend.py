@@ -171,10 +171,37 @@ def ungapped(q, t, diag, match, mismatch, ambiguous):
 
 
 @njit(nogil=True, cache=True, boundscheck=False)
-def gapless_is_best(q, t, diag, band, score, match, mismatch, gap_open, gap_extend, clip):
+def gapless_budget(match, mismatch, gap_open, gap_extend, clip):
+    """The loss (m * match minus score) below which gapless_is_best can judge an alignment:
+    the cheapest two of a gap, a clip and a mismatch together (its docstring)."""
+    u_mis, u_gap, u_clip = match + mismatch, gap_open + gap_extend, clip + match
+    return min(2 * u_gap, u_gap + u_mis, u_gap + u_clip, 2 * u_clip, u_clip + u_mis)
+
+
+@njit(nogil=True, cache=True, boundscheck=False)
+def fewest_differences(q, t, dlo, dhi, limit):
+    """The diagonal in dlo .. dhi (window position of the read's first base, the whole read
+    inside the window) on which the read differs from the window in the fewest bases, if that
+    is at most limit; else -1. Counting stops at limit + 1 on each diagonal."""
+    m, n = q.size, t.size
+    best, best_differ = -1, limit + 1
+    for d in range(max(0, dlo), min(n - m, dhi) + 1):
+        differ = 0
+        for i in range(m):
+            if q[i] != t[d + i] or q[i] > 3:
+                differ += 1
+                if differ >= best_differ:
+                    break
+        if differ < best_differ:
+            best, best_differ = d, differ
+    return best
+
+
+@njit(nogil=True, cache=True, boundscheck=False)
+def gapless_is_best(q, t, diag, dlo, dhi, score, match, mismatch, gap_open, gap_extend, clip):
     """True when the read laid on the window without gaps, its first base at window position
     diag (score `score`, from ungapped), scores more than every other alignment clip_align may
-    find on diagonals diag - band .. diag + band: then that DP returns exactly this alignment,
+    find on diagonals dlo .. dhi (diag among them): then that DP returns exactly this alignment,
     and need not run. False when that is not proved (the caller runs the DP).
 
     Why it holds. Call an alignment's loss m * match minus its score: a mismatch adds at least
@@ -197,25 +224,26 @@ def gapless_is_best(q, t, diag, band, score, match, mismatch, gap_open, gap_exte
     mismatches counted until they pass the limit); finding none proves the gapless alignment
     the unique best, so clip_align's traceback (which returns an alignment of the best score)
     gives it, with the same score, ends and CIGAR. tests/map/test_map.py checks it against
-    clip_align on random reads built to lie near every case."""
+    the full-matrix runner-up of tests/naive.py and against clip_align, on random reads built
+    to lie near every case."""
     m, n = q.size, t.size
-    u_mis, u_gap, u_clip = match + mismatch, gap_open + gap_extend, clip + match
+    u_mis, u_clip = match + mismatch, clip + match
     loss0 = m * match - score
-    if loss0 >= min(2 * u_gap, u_gap + u_mis, u_gap + u_clip, 2 * u_clip, u_clip + u_mis):
+    if loss0 >= gapless_budget(match, mismatch, gap_open, gap_extend, clip):
         return False
     for i in range(m):
         if q[i] > 3:
             return False
-    for j in range(max(0, diag - band), min(n, diag + band + m)):
+    for j in range(max(0, dlo), min(n, dhi + m)):
         if t[j] > 3:
             return False
-    width = 2 * band + 1
+    width = dhi - dlo + 1
     prefix = np.zeros(width, np.int64)  # exact bases from the read's start on each diagonal
     suffix = np.zeros(width, np.int64)  # and from its end
     clipped_ok = m - (loss0 - clip) // match if loss0 >= u_clip else m + 1  # exact run (ii) needs
     allowed = loss0 // u_mis  # mismatches of (i)
     for k in range(width):
-        start = diag - band + k
+        start = dlo + k
         p = 0
         while p < m and 0 <= start + p < n and q[p] == t[start + p]:
             p += 1
@@ -225,7 +253,7 @@ def gapless_is_best(q, t, diag, band, score, match, mismatch, gap_open, gap_exte
         prefix[k], suffix[k] = p, s
         if p >= clipped_ok or s >= clipped_ok:
             return False
-        if k != band and start >= 0 and start + m <= n:
+        if start != diag and start >= 0 and start + m <= n:
             differ = 0
             for i in range(m):
                 if q[i] != t[start + i]:
@@ -234,15 +262,14 @@ def gapless_is_best(q, t, diag, band, score, match, mismatch, gap_open, gap_exte
                         break
             if differ <= allowed:
                 return False
+    longest = (loss0 - gap_open) // gap_extend if gap_extend > 0 else width  # a gap costing at most loss0
     for k1 in range(width):
-        for k2 in range(width):
-            if k2 > k1:  # deletion of k2 - k1 window bases
-                cost, need = gap_open + (k2 - k1) * gap_extend, m
-            elif k2 < k1:  # insertion of k1 - k2 read bases
-                cost, need = gap_open + (k1 - k2) * (gap_extend + match), m - (k1 - k2)
-            else:
-                continue
-            if cost <= loss0 and prefix[k1] + suffix[k2] >= need:
+        for gap in range(1, min(longest, width - 1) + 1):
+            k2 = k1 + gap  # deletion of gap window bases
+            if k2 < width and gap_open + gap * gap_extend <= loss0 and prefix[k1] + suffix[k2] >= m:
+                return False
+            k2 = k1 - gap  # insertion of gap read bases
+            if k2 >= 0 and gap_open + gap * (gap_extend + match) <= loss0 and prefix[k1] + suffix[k2] >= m - gap:
                 return False
     return True
 
@@ -304,9 +331,10 @@ def place_chain(read, diag_lo, diag_hi, anchor, ref, rec_starts, rec_lengths, pa
         return -1, record, 0, 0, 0, 0, 0, 0, 0
     if diag_lo == diag_hi and lo <= diag_lo and diag_lo + m <= hi:
         score, differ = ungapped(read, window, diag_lo - lo, params[P_MATCH], params[P_MISMATCH], params[P_AMBIGUOUS])
-        if differ <= params[P_UNGAPPED] or gapless_is_best(read, window, diag_lo - lo, params[P_BAND], score,
-                                                            params[P_MATCH], params[P_MISMATCH], params[P_OPEN],
-                                                            params[P_EXTEND], params[P_CLIP]):
+        if differ <= params[P_UNGAPPED] or gapless_is_best(read, window, diag_lo - lo, diag_lo - lo - band,
+                                                            diag_lo - lo + band, score, params[P_MATCH],
+                                                            params[P_MISMATCH], params[P_OPEN], params[P_EXTEND],
+                                                            params[P_CLIP]):
             ops[0] = OP_M
             lens[0] = m
             return 1, record, diag_lo - rec_start, 0, m, score, score, m, 1
@@ -314,6 +342,18 @@ def place_chain(read, diag_lo, diag_hi, anchor, ref, rec_starts, rec_lengths, pa
     need = (m + 1) * (dhi - dlo + 1)
     if need > params[P_MAX_TRACE]:
         return 0, record, 0, 0, 0, 0, 0, 0, 0
+    if diag_hi > diag_lo:  # a wide window (mate rescue, a chain across an indel): one diagonal may still be best
+        match, mismatch = params[P_MATCH], params[P_MISMATCH]
+        limit = (gapless_budget(match, mismatch, params[P_OPEN], params[P_EXTEND], params[P_CLIP]) - 1) // (
+            match + mismatch)
+        d = fewest_differences(read, window, max(dlo, 0), dhi, limit)
+        if d >= 0:
+            score, differ = ungapped(read, window, d, match, mismatch, params[P_AMBIGUOUS])
+            if gapless_is_best(read, window, d, dlo, dhi, score, match, mismatch, params[P_OPEN], params[P_EXTEND],
+                               params[P_CLIP]):
+                ops[0] = OP_M
+                lens[0] = m
+                return 1, record, lo + d - rec_start, 0, m, score, score, m, 1
     if trace.size < need:
         return -1, record, 0, 0, 0, 0, 0, 0, 0
     total, score, qb, qe, tb, te, runs = clip_align(read, window, dlo, dhi, params[P_MATCH], params[P_MISMATCH],
