@@ -531,7 +531,7 @@ def test_a_wide_window_placed_as_the_band_would(rng):
     diagonal without filling the band (fewest_differences, then gapless_is_best); every
     placement must be the banded kernel's on the same window, and some must take that path."""
     from seqsift.fmindex.reference import Reference
-    from seqsift.map._extend import fewest_differences
+    from seqsift.map._extend import fewest_differences, gapless_is_best, ungapped
     from seqsift.map.extend import Extender
 
     text = random_dna(rng, 1500)
@@ -552,6 +552,10 @@ def test_a_wide_window_placed_as_the_band_would(rng):
             continue
         assert (p.position, p.qb, p.qe, p.score, p.total, p.ref_span) == (lo + tb, qb, qe, score, total, te - tb)
         assert list(zip(p.ops, p.lens)) == runs
-        d = fewest_differences(codes(read), codes(text[lo:hi]), dlo, dhi, 2)
-        gapless += d >= 0 and runs == [(0, len(read))] and total == score < len(read) - 5
-    assert gapless >= 5
+        q, t = codes(read), codes(text[lo:hi])
+        d = fewest_differences(q, t, dlo, dhi, 2)
+        if d >= 0:
+            s, differ = ungapped(q, t, d, O.match, O.mismatch, O.ambiguous)
+            gapless += differ == 2 and gapless_is_best(q, t, d, dlo, dhi, s, O.match, O.mismatch, O.gap_open,
+                                                       O.gap_extend, O.clip)
+    assert gapless >= 5  # windows placed without filling the band, two mismatches in the read
