@@ -11,7 +11,7 @@ import pysam
 import pytest
 
 from seqsift.errors import InputError, UsageError
-from seqsift.map._extend import OP_D, OP_I, clip_align
+from seqsift.map._extend import OP_D, OP_I, OP_M, clip_align
 from seqsift.map.api import map_reads
 from seqsift.map.scoring import MapOptions, mapq
 from tests.naive import clip_alignment_score, cigar_tags, reverse_complement
@@ -559,3 +559,34 @@ def test_a_wide_window_placed_as_the_band_would(rng):
             gapless += differ == 2 and gapless_is_best(q, t, d, dlo, dhi, s, O.match, O.mismatch, O.gap_open,
                                                        O.gap_extend, O.clip)
     assert gapless >= 5  # windows placed without filling the band, two mismatches in the read
+
+
+def test_gapless_is_best_under_other_scores(rng):
+    """The proof holds for any scores, not only bwa's: random match, mismatch, gap and clip
+    scores, the same two oracles as above."""
+    from seqsift.map._extend import gapless_is_best, ungapped
+    from tests.naive import clip_alignment_runner_up
+
+    said_yes = 0
+    for case in range(300):
+        match, mismatch, gap_open, gap_extend, clip = (int(rng.integers(1, 3)), int(rng.integers(1, 6)),
+                                                      int(rng.integers(0, 8)), int(rng.integers(1, 3)),
+                                                      int(rng.integers(0, 12)))
+        read, window, diag = _near_gapless(rng, case)
+        m = len(read)
+        if diag + m > len(window):
+            continue
+        q, t = codes(read), codes(window)
+        score, differ = ungapped(q, t, diag, match, mismatch, O.ambiguous)
+        dlo, dhi = diag - int(rng.integers(0, 12)), diag + int(rng.integers(0, 12))
+        if not gapless_is_best(q, t, diag, dlo, dhi, score, match, mismatch, gap_open, gap_extend, clip):
+            continue
+        said_yes += differ >= 2
+        scores = (match, mismatch, O.ambiguous, gap_open, gap_extend)
+        assert clip_alignment_runner_up(read, window, diag, (dlo, dhi), *scores, clip) < score, (case, read, window)
+        trace = np.empty((m + 1) * (dhi - dlo + 1), np.int8)
+        ops = np.empty(m + len(window) + 1, np.int64)
+        lens = np.empty_like(ops)
+        got = clip_align(q, t, dlo, dhi, *scores, clip, clip, trace, ops, lens)
+        assert tuple(got) == (score, score, 0, m, diag, diag + m, 1) and ops[0] == OP_M and lens[0] == m
+    assert said_yes >= 20
