@@ -312,8 +312,9 @@ def place_chain(read, diag_lo, diag_hi, anchor, ref, rec_starts, rec_lengths, pa
     record holding text position anchor. The window reaches `band` bases beyond the chain's
     diagonals, clipped to the record; a chain on one diagonal whose read differs from the text
     in at most params[P_UNGAPPED] bases, or for which gapless_is_best proves it, is its own
-    optimum (ungapped). trace, ops and lens must
-    hold (read + 1) x band width bytes and read + window + 1 runs. Returns (found, record,
+    optimum (ungapped), and so is a wider chain's best diagonal where gapless_is_best proves it
+    over the whole band. trace, ops and lens must hold (read + 1) x band width bytes and read +
+    window + 1 runs. Returns (found, record,
     position in the record, qb, qe, score, total, reference span, runs); found is 0 for none, -1
     when the trace would pass params[P_MAX_TRACE] bytes or the scratch is too small (the caller
     grows it and calls again only in that second case)."""
