@@ -351,3 +351,47 @@ def seed_chains(piece_read, piece, strand, text_pos, diag, counts, max_occurrenc
                                len({piece[i] for _, _, i in part})))
         result.append(sorted(chains, key=lambda c: -c[4]))
     return result
+
+
+def clip_alignment_runner_up(q: str, t: str, diag: int, diagonals: tuple[int, int], match: int, mismatch: int, ambiguous: int,
+                             gap_open: int, gap_extend: int, clip: int) -> float:
+    """The best score (clip_alignment_score's objective, clip penalty `clip` at either end, cells
+    on diagonals j - i in diagonals = (dlo, dhi)) of any alignment other than the whole read laid
+    without gaps from window position diag: each cell carries the best score of paths still
+    equal to that one (flag 0: started at (0, diag), diagonal steps only) and of those that left
+    it (flag 1)."""
+    NEG = float("-inf")
+    m, n = len(q), len(t)
+
+    def s(a, b):
+        if a not in "ACGT" or b not in "ACGT":
+            return -ambiguous
+        return match if a == b else -mismatch
+
+    H = {}
+    D = {}
+    Ins = {}
+    best = NEG
+    for i in range(m + 1):
+        for j in range(max(0, i + diagonals[0]), min(n, i + diagonals[1]) + 1):
+            for f in (0, 1):
+                h = NEG
+                if i == 0:
+                    h = 0 if (f == 0) == (j == diag) else NEG
+                elif f == 1:
+                    h = -clip
+                if i and j:
+                    h = max(h, H.get((i - 1, j - 1, f), NEG) + s(q[i - 1], t[j - 1]))
+                d = i_ = NEG
+                if f == 1:
+                    if j:
+                        d = max(max(H.get((i, j - 1, 0), NEG), H.get((i, j - 1, 1), NEG)) - gap_open - gap_extend,
+                                D.get((i, j - 1, 1), NEG) - gap_extend)
+                    if i:
+                        i_ = max(max(H.get((i - 1, j, 0), NEG), H.get((i - 1, j, 1), NEG)) - gap_open - gap_extend,
+                                 Ins.get((i - 1, j, 1), NEG) - gap_extend)
+                D[i, j, f], Ins[i, j, f] = d, i_
+                H[i, j, f] = max(h, d, i_)
+                if f == 1 or (i, j) != (m, diag + m):  # an end anywhere else is a clip: the other alignment
+                    best = max(best, H[i, j, f] - (clip if i < m else 0))
+    return best

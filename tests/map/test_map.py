@@ -11,7 +11,7 @@ import pysam
 import pytest
 
 from seqsift.errors import InputError, UsageError
-from seqsift.map._extend import OP_D, OP_I, clip_align
+from seqsift.map._extend import OP_D, OP_I, OP_M, clip_align
 from seqsift.map.api import map_reads
 from seqsift.map.scoring import MapOptions, mapq
 from tests.naive import clip_alignment_score, cigar_tags, reverse_complement
@@ -460,3 +460,133 @@ def test_chain_kernel_matches_the_oracle(rng):
         got = [[tuple(int(a[c]) for a in out) for c in range(offsets[r], offsets[r + 1])] for r in range(reads)]
         assert got == seed_chains(piece_read, piece, strand, text_pos, diag, counts, cap, band, gap, reads)
         assert offsets[reads] == total
+
+
+def _near_gapless(rng, case: int) -> tuple[str, str, int]:
+    """(read, window, diagonal): a read copied from the window at the diagonal with two or three
+    substitutions placed where a clip or a gap might beat them (near an end, close together),
+    or an indel near an end, or copied from a tandem repeat, or a random window."""
+    m = int(rng.integers(20, 70))
+    flank = int(rng.integers(0, 20))
+    kind = case % 6
+    if kind == 4:  # tandem repeat: another diagonal matches nearly as well
+        unit = random_dna(rng, int(rng.integers(1, 6)))
+        core = mutate(rng, (unit * (m // len(unit) + 2))[: m], 0.05, 0.0)
+    else:
+        core = random_dna(rng, m)
+    window = random_dna(rng, flank) + core + random_dna(rng, int(rng.integers(0, 20)))
+    read = list(core)
+    spots = {0: [int(rng.integers(0, m)), int(rng.integers(0, m))],  # anywhere
+             1: [int(rng.integers(0, 6)), int(rng.integers(0, 6))],  # near the start
+             2: [m - 1 - int(rng.integers(0, 6)), m - 1 - int(rng.integers(0, 6))],  # near the end
+             3: [int(rng.integers(0, m))] * 3,  # three (one position changed up to three times)
+             4: [int(rng.integers(0, m)), int(rng.integers(0, m))]}.get(kind, [])
+    for k in spots:
+        read[k] = "ACGT"[("ACGT".index(read[k]) + 1 + int(rng.integers(0, 3))) % 4]
+    read = "".join(read)
+    if kind == 5:  # an indel a few bases from an end, shown as mismatches when laid without gaps
+        at = m - int(rng.integers(2, 8))
+        read = (read[:at] + read[at + 1 :] + random_dna(rng, 1)) if case % 12 < 6 else (read[:at] + random_dna(rng, 1) + read[at:-1])
+        if case % 4 == 1:
+            read = read[::-1]
+            window = window[::-1]
+            flank = len(window) - flank - m
+    if case % 7 == 0:
+        read = read[: m // 2] + "N" + read[m // 2 + 1 :]
+    return read, window, flank
+
+
+@pytest.mark.parametrize("clip", [5, 3, 0])
+def test_gapless_is_best_only_when_no_other_alignment_scores_as_much(rng, clip):
+    """gapless_is_best against two oracles, on reads built to lie near each case of its proof:
+    where it says yes, the slow full-matrix runner-up (every alignment but the gapless one)
+    scores less than the gapless alignment, and the banded kernel returns exactly that alignment
+    (score, ends, one M run), so skipping the band changes nothing. With bwa's clip of 5 it must
+    say yes often to reads with two differences; with a clip of 3 or less two clips cost less
+    than two mismatches, outside the proof's reach, so it must never say yes to them."""
+    from seqsift.map._extend import gapless_is_best, ungapped
+    from tests.naive import clip_alignment_runner_up
+
+    said_yes = 0
+    for case in range(120):
+        read, window, diag = _near_gapless(rng, case)
+        m = len(read)
+        if diag + m > len(window):
+            continue
+        q, t = codes(read), codes(window)
+        score, differ = ungapped(q, t, diag, O.match, O.mismatch, O.ambiguous)
+        dlo, dhi = diag - int(rng.integers(0, 12)), diag + int(rng.integers(0, 12))  # a chain's band or a rescue's
+        if not gapless_is_best(q, t, diag, dlo, dhi, score, O.match, O.mismatch, O.gap_open, O.gap_extend, clip):
+            continue
+        said_yes += differ >= 2  # the cases the shortcut is for
+        runner_up = clip_alignment_runner_up(read, window, diag, (dlo, dhi), *SCORES, clip)
+        assert runner_up < score, (case, read, window, diag)
+        total, aligned, qb, qe, tb, te, runs = run_kernel(read, window, dlo, dhi, clip, clip)
+        assert (total, aligned, qb, qe, tb, te, runs) == (score, score, 0, m, diag, diag + m, [(0, m)])
+    assert said_yes >= 20 if clip == O.clip else said_yes == 0
+
+
+def test_a_wide_window_placed_as_the_band_would(rng):
+    """A chain over many diagonals (a mate rescue's window): place_chain may lay the read on one
+    diagonal without filling the band (fewest_differences, then gapless_is_best); every
+    placement must be the banded kernel's on the same window, and some must take that path."""
+    from seqsift.fmindex.reference import Reference
+    from seqsift.map._extend import fewest_differences, gapless_is_best, ungapped
+    from seqsift.map.extend import Extender
+
+    text = random_dna(rng, 1500)
+    reference = Reference(text=None, names=["x"], starts=np.array([0]), lengths=np.array([1500]))
+    ext = Extender(reference, codes(text), O)
+    gapless = 0
+    for case in range(60):
+        m = int(rng.integers(30, 120))
+        at = int(rng.integers(0, 1500 - m))
+        read = mutate(rng, text[at : at + m], 0.02 * (case % 3), 0.01 * (case % 2))
+        diag_lo, diag_hi = at - int(rng.integers(0, 300)), at + int(rng.integers(1, 300))
+        p = ext.place(codes(read), 0, diag_lo, diag_hi, min(max(at, 0), 1499))
+        lo, hi = max(0, diag_lo - O.band), min(1500, diag_hi + len(read) + O.band)
+        dlo, dhi = diag_lo - lo - O.band, diag_hi - lo + O.band
+        total, score, qb, qe, tb, te, runs = run_kernel(read, text[lo:hi], dlo, dhi)
+        if not runs:
+            assert p is None
+            continue
+        assert (p.position, p.qb, p.qe, p.score, p.total, p.ref_span) == (lo + tb, qb, qe, score, total, te - tb)
+        assert list(zip(p.ops, p.lens)) == runs
+        q, t = codes(read), codes(text[lo:hi])
+        d = fewest_differences(q, t, dlo, dhi, 2)
+        if d >= 0:
+            s, differ = ungapped(q, t, d, O.match, O.mismatch, O.ambiguous)
+            gapless += differ == 2 and gapless_is_best(q, t, d, dlo, dhi, s, O.match, O.mismatch, O.gap_open,
+                                                       O.gap_extend, O.clip)
+    assert gapless >= 5  # windows placed without filling the band, two mismatches in the read
+
+
+def test_gapless_is_best_under_other_scores(rng):
+    """The proof holds for any scores, not only bwa's: random match, mismatch, gap and clip
+    scores, the same two oracles as above."""
+    from seqsift.map._extend import gapless_is_best, ungapped
+    from tests.naive import clip_alignment_runner_up
+
+    said_yes = 0
+    for case in range(300):
+        match, mismatch, gap_open, gap_extend, clip = (int(rng.integers(1, 3)), int(rng.integers(1, 6)),
+                                                      int(rng.integers(0, 8)), int(rng.integers(1, 3)),
+                                                      int(rng.integers(0, 12)))
+        read, window, diag = _near_gapless(rng, case)
+        m = len(read)
+        if diag + m > len(window):
+            continue
+        q, t = codes(read), codes(window)
+        score, differ = ungapped(q, t, diag, match, mismatch, O.ambiguous)
+        dlo, dhi = diag - int(rng.integers(0, 12)), diag + int(rng.integers(0, 12))
+        if not gapless_is_best(q, t, diag, dlo, dhi, score, match, mismatch, gap_open, gap_extend, clip):
+            continue
+        said_yes += differ >= 2
+        scores = (match, mismatch, O.ambiguous, gap_open, gap_extend)
+        assert clip_alignment_runner_up(read, window, diag, (dlo, dhi), *scores, clip) < score, (case, read, window)
+        trace = np.empty((m + 1) * (dhi - dlo + 1), np.int8)
+        ops = np.empty(m + len(window) + 1, np.int64)
+        lens = np.empty_like(ops)
+        got = clip_align(q, t, dlo, dhi, *scores, clip, clip, trace, ops, lens)
+        assert tuple(got) == (score, score, 0, m, diag, diag + m, 1) and ops[0] == OP_M and lens[0] == m
+    assert said_yes >= 20

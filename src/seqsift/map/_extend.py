@@ -171,6 +171,110 @@ def ungapped(q, t, diag, match, mismatch, ambiguous):
 
 
 @njit(nogil=True, cache=True, boundscheck=False)
+def gapless_budget(match, mismatch, gap_open, gap_extend, clip):
+    """The loss (m * match minus score) below which gapless_is_best can judge an alignment:
+    the cheapest two of a gap, a clip and a mismatch together (its docstring)."""
+    u_mis, u_gap, u_clip = match + mismatch, gap_open + gap_extend, clip + match
+    return min(2 * u_gap, u_gap + u_mis, u_gap + u_clip, 2 * u_clip, u_clip + u_mis)
+
+
+@njit(nogil=True, cache=True, boundscheck=False)
+def fewest_differences(q, t, dlo, dhi, limit):
+    """The diagonal in dlo .. dhi (window position of the read's first base, the whole read
+    inside the window) on which the read differs from the window in the fewest bases, if that
+    is at most limit; else -1. Counting stops at limit + 1 on each diagonal."""
+    m, n = q.size, t.size
+    best, best_differ = -1, limit + 1
+    for d in range(max(0, dlo), min(n - m, dhi) + 1):
+        differ = 0
+        for i in range(m):
+            if q[i] != t[d + i] or q[i] > 3:
+                differ += 1
+                if differ >= best_differ:
+                    break
+        if differ < best_differ:
+            best, best_differ = d, differ
+    return best
+
+
+@njit(nogil=True, cache=True, boundscheck=False)
+def gapless_is_best(q, t, diag, dlo, dhi, score, match, mismatch, gap_open, gap_extend, clip):
+    """True when the read laid on the window without gaps, its first base at window position
+    diag (score `score`, from ungapped), scores more than every other alignment clip_align may
+    find on diagonals dlo .. dhi (diag among them): then that DP returns exactly this alignment,
+    and need not run. False when that is not proved (the caller runs the DP).
+
+    Why it holds. Call an alignment's loss m * match minus its score: a mismatch adds at least
+    u_mis = match + mismatch, a clipped end clip + (bases clipped) * match >= u_clip = clip +
+    match, a deletion of L bases open + L * extend >= u_gap = open + extend, an insertion of L
+    open + L * (extend + match). Let loss0 be the gapless alignment's (every one of its
+    differences a mismatch: reads or windows holding N are not judged here). Another alignment
+    beats or ties it only with a loss <= loss0. When loss0 is below each of 2 u_gap, u_gap +
+    u_mis, u_gap + u_clip, 2 u_clip and u_clip + u_mis (with bwa's scores below 11: a read
+    with two mismatches, loss 10), such an alignment holds at most one of a gap or a clip, and
+    then no mismatch besides, so it is one of:
+      (i) no gap, no clip: the whole read on another diagonal with at most loss0 // u_mis
+          mismatches;
+     (ii) one clip of c <= (loss0 - clip) / match bases, no gap: the rest of the read exact on
+          one diagonal (this one included);
+    (iii) one gap, no clip: an exact prefix on one diagonal and an exact suffix on another
+          (a deletion of L from diagonal d to d + L; an insertion of L read bases from d to
+          d - L), the gap's cost at most loss0.
+    Each is looked for directly (exact runs from either end of the read on each diagonal, and
+    mismatches counted until they pass the limit); finding none proves the gapless alignment
+    the unique best, so clip_align's traceback (which returns an alignment of the best score)
+    gives it, with the same score, ends and CIGAR. tests/map/test_map.py checks it against
+    the full-matrix runner-up of tests/naive.py and against clip_align, on random reads built
+    to lie near every case."""
+    m, n = q.size, t.size
+    u_mis, u_clip = match + mismatch, clip + match
+    loss0 = m * match - score
+    if loss0 >= gapless_budget(match, mismatch, gap_open, gap_extend, clip):
+        return False
+    for i in range(m):
+        if q[i] > 3:
+            return False
+    for j in range(max(0, dlo), min(n, dhi + m)):
+        if t[j] > 3:
+            return False
+    width = dhi - dlo + 1
+    prefix = np.zeros(width, np.int64)  # exact bases from the read's start on each diagonal
+    suffix = np.zeros(width, np.int64)  # and from its end
+    clipped_ok = m - (loss0 - clip) // match if loss0 >= u_clip else m + 1  # exact run (ii) needs
+    allowed = loss0 // u_mis  # mismatches of (i)
+    for k in range(width):
+        start = dlo + k
+        p = 0
+        while p < m and 0 <= start + p < n and q[p] == t[start + p]:
+            p += 1
+        s = 0
+        while s < m and 0 <= start + m - 1 - s < n and q[m - 1 - s] == t[start + m - 1 - s]:
+            s += 1
+        prefix[k], suffix[k] = p, s
+        if p >= clipped_ok or s >= clipped_ok:
+            return False
+        if start != diag and start >= 0 and start + m <= n:
+            differ = 0
+            for i in range(m):
+                if q[i] != t[start + i]:
+                    differ += 1
+                    if differ > allowed:
+                        break
+            if differ <= allowed:
+                return False
+    longest = (loss0 - gap_open) // gap_extend if gap_extend > 0 else width  # a gap costing at most loss0
+    for k1 in range(width):
+        for gap in range(1, min(longest, width - 1) + 1):
+            k2 = k1 + gap  # deletion of gap window bases
+            if k2 < width and gap_open + gap * gap_extend <= loss0 and prefix[k1] + suffix[k2] >= m:
+                return False
+            k2 = k1 - gap  # insertion of gap read bases
+            if k2 >= 0 and gap_open + gap * (gap_extend + match) <= loss0 and prefix[k1] + suffix[k2] >= m - gap:
+                return False
+    return True
+
+
+@njit(nogil=True, cache=True, boundscheck=False)
 def differences(q, ref, qb, ops, lens, at, length):
     """SAM's NM of an alignment (q from base qb against ref from its start, CIGAR runs ops/lens)
     and its MD as events: at[e] (window offset) and length[e] (0 a differing base, else a
@@ -207,8 +311,10 @@ def place_chain(read, diag_lo, diag_hi, anchor, ref, rec_starts, rec_lengths, pa
     diagonals (text positions of the read's first base) run from diag_lo to diag_hi, inside the
     record holding text position anchor. The window reaches `band` bases beyond the chain's
     diagonals, clipped to the record; a chain on one diagonal whose read differs from the text
-    in at most params[P_UNGAPPED] bases is its own optimum (ungapped). trace, ops and lens must
-    hold (read + 1) x band width bytes and read + window + 1 runs. Returns (found, record,
+    in at most params[P_UNGAPPED] bases, or for which gapless_is_best proves it, is its own
+    optimum (ungapped), and so is a wider chain's best diagonal where gapless_is_best proves it
+    over the whole band. trace, ops and lens must hold (read + 1) x band width bytes and read +
+    window + 1 runs. Returns (found, record,
     position in the record, qb, qe, score, total, reference span, runs); found is 0 for none, -1
     when the trace would pass params[P_MAX_TRACE] bytes or the scratch is too small (the caller
     grows it and calls again only in that second case)."""
@@ -226,7 +332,10 @@ def place_chain(read, diag_lo, diag_hi, anchor, ref, rec_starts, rec_lengths, pa
         return -1, record, 0, 0, 0, 0, 0, 0, 0
     if diag_lo == diag_hi and lo <= diag_lo and diag_lo + m <= hi:
         score, differ = ungapped(read, window, diag_lo - lo, params[P_MATCH], params[P_MISMATCH], params[P_AMBIGUOUS])
-        if differ <= params[P_UNGAPPED]:
+        if differ <= params[P_UNGAPPED] or gapless_is_best(read, window, diag_lo - lo, diag_lo - lo - band,
+                                                            diag_lo - lo + band, score, params[P_MATCH],
+                                                            params[P_MISMATCH], params[P_OPEN], params[P_EXTEND],
+                                                            params[P_CLIP]):
             ops[0] = OP_M
             lens[0] = m
             return 1, record, diag_lo - rec_start, 0, m, score, score, m, 1
@@ -234,6 +343,18 @@ def place_chain(read, diag_lo, diag_hi, anchor, ref, rec_starts, rec_lengths, pa
     need = (m + 1) * (dhi - dlo + 1)
     if need > params[P_MAX_TRACE]:
         return 0, record, 0, 0, 0, 0, 0, 0, 0
+    if diag_hi > diag_lo:  # a wide window (mate rescue, a chain across an indel): one diagonal may still be best
+        match, mismatch = params[P_MATCH], params[P_MISMATCH]
+        limit = (gapless_budget(match, mismatch, params[P_OPEN], params[P_EXTEND], params[P_CLIP]) - 1) // (
+            match + mismatch)
+        d = fewest_differences(read, window, max(dlo, 0), dhi, limit)
+        if d >= 0:
+            score, differ = ungapped(read, window, d, match, mismatch, params[P_AMBIGUOUS])
+            if gapless_is_best(read, window, d, dlo, dhi, score, match, mismatch, params[P_OPEN], params[P_EXTEND],
+                               params[P_CLIP]):
+                ops[0] = OP_M
+                lens[0] = m
+                return 1, record, lo + d - rec_start, 0, m, score, score, m, 1
     if trace.size < need:
         return -1, record, 0, 0, 0, 0, 0, 0, 0
     total, score, qb, qe, tb, te, runs = clip_align(read, window, dlo, dhi, params[P_MATCH], params[P_MISMATCH],
