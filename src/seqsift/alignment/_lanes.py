@@ -1,17 +1,6 @@
-"""The fast score-only CPU kernel for database search: LANES database sequences side by side in
-8- or 16-bit lanes (inter-sequence vectorization, as SWIPE does), local alignment.
-
-The database is sorted by length and cut into batches of LANES sequences; a batch's profile
-holds, for every target position and every residue letter, the lanes' substitution scores, so
-a column of cells is plain vector arithmetic over the lanes (_lane_column, saturating adds).
-Past a sequence's end its lane scores PAD, which can only lower scores. Long queries run in
-strips of STRIP rows so the working rows stay in cache.
-
-Narrow lanes are not always enough (a score past the int16 range wraps): a lane that may have
-saturated (saturated(): from 255 - bias at 8 bits, 32767 at 16) is redone one width up by the
-caller (8 -> 16 -> the 32-bit reference kernel), so a saturated score is never reported.
-
-lanes.py holds the constants, builds the profiles and calls this kernel precompiled.
+"""The Numba kernels of the score-only database search (LANES database sequences side by side in
+8- or 16-bit lanes, local alignment): lanes.py describes the method, holds the constants, builds
+the profiles and calls these kernels precompiled.
 """
 
 from __future__ import annotations

@@ -1,14 +1,6 @@
-"""Many DNA pairs aligned at once with traceback: pair k in 16-bit lane k (inter-pair
-vectorization), each cell's direction byte kept per lane, then each lane traced back alone.
-
-Substitution is match/mismatch: N scores a mismatch against everything because query N and
-target N get codes (4 and 5) that equal nothing, and padding past a target's end (5) only lowers
-scores, so the row kernel (_pair_row.dp_row) needs no per-lane length checks. Local mode. A lane
-whose best score reaches the 16-bit limit is redone by the 32-bit reference kernel; nothing here
-can return a wrong score. The direction bytes are the reference kernel's (same tie order), so
-the alignments are the same too.
-
-pairs.py lays the pairs out in lanes and calls these kernels precompiled.
+"""The Numba kernels of the many-pairs alignment with traceback (pair k in 16-bit lane k, each
+cell's direction byte kept per lane, each lane traced back alone): pairs.py describes the method,
+lays the pairs out in lanes and calls these kernels precompiled.
 """
 
 from __future__ import annotations
