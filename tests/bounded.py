@@ -37,3 +37,20 @@ def run_bounded(args: list[str], *, code: str | None = None, memory: int = MEMOR
 
 def text(run: subprocess.CompletedProcess) -> tuple[str, str]:
     return run.stdout.decode(errors="replace"), run.stderr.decode(errors="replace")
+
+
+def swapping_walk(patch: str) -> str:
+    """A child's code running the CLI with io.tree.walk wrapped so that a walked path ending in
+    'swapped' is replaced by a fifo just after the walk saw it as a regular file; `patch` is the
+    statement that installs the wrapper `swapping` where the command looks walk up."""
+    return ("import os, sys\n"
+            "from seqsift.io import tree\n"
+            "walk = tree.walk\n"
+            "def swapping(paths, recursive, report, *follow):\n"
+            "    for shown, p in walk(paths, recursive, report, *follow):\n"
+            "        if p.endswith('swapped'):\n"
+            "            os.unlink(p); os.mkfifo(p)\n"
+            "        yield shown, p\n"
+            f"{patch}\n"
+            "from seqsift.cli import main\n"
+            "sys.exit(main(sys.argv[1:]))\n")

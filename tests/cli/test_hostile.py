@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from tests.bounded import SRC, run_bounded, text
+from tests.bounded import SRC, run_bounded, swapping_walk, text
 
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
@@ -110,17 +110,7 @@ def test_find_r_refuses_a_file_swapped_for_a_fifo_after_the_walk(tmp_path):
     top.mkdir()
     (top / "a").write_bytes(b"xxabcxxabc")
     (top / "b-swapped").write_bytes(b"abc")
-    code = ("import os, sys\n"
-            "from seqsift.io import tree\n"
-            "walk = tree.walk\n"
-            "def swapping(paths, recursive, report, *follow):\n"
-            "    for shown, p in walk(paths, recursive, report, *follow):\n"
-            "        if p.endswith('swapped'):\n"
-            "            os.unlink(p); os.mkfifo(p)\n"
-            "        yield shown, p\n"
-            "tree.walk = swapping\n"
-            "from seqsift.cli import main\n"
-            "sys.exit(main(sys.argv[1:]))\n")
+    code = swapping_walk("tree.walk = swapping")
     run = run_bounded(["find", "-q", "-c", "-r", "abc", str(top)], code=code)
     out, err = text(run)
     assert run.returncode == 2, err

@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from tests.bounded import run_bounded, text
+from tests.bounded import run_bounded, swapping_walk, text
 
 SIG = b"HOSTILE-SIGNATURE"
 
@@ -37,19 +37,7 @@ def test_a_fifo_swapped_in_after_the_walk_is_skipped(db, tmp_path):
     path, hit = db
     fifo = tmp_path / "swapped"
     fifo.write_bytes(b"x")
-    code = ("import os, sys\n"
-            "from seqsift.io import tree\n"
-            "walk = tree.walk\n"
-            "def swapping(paths, recursive, report, *follow):\n"
-            "    for shown, p in walk(paths, recursive, report, *follow):\n"
-            "        if p.endswith('swapped'):\n"
-            "            os.unlink(p); os.mkfifo(p)\n"
-            "        yield shown, p\n"
-            "import importlib\n"
-            "api = importlib.import_module('seqsift.scan.api')\n"
-            "api.walk = swapping\n"
-            "from seqsift.cli import main\n"
-            "sys.exit(main(sys.argv[1:]))\n")
+    code = swapping_walk("import importlib; importlib.import_module('seqsift.scan.api').walk = swapping")
     run = run_bounded(["scan", "--db", str(path), "--no-summary", str(fifo), str(hit)], code=code)
     out, err = text(run)
     assert run.returncode == 1, err
