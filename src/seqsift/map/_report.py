@@ -420,8 +420,8 @@ def report_pairs(table, n, ops, lens, forward, reverse, bounds, raw, name_lo, na
     + half its second, of a batch of 2 half reads; primary, quality and sub per read (from
     choose_reads, then pair_choices; alt_start and alts: choose_reads' XA alternatives);
     proper[r]: 0 or 1, or 2 for a pair written by the Python path (left empty). Pair r's records
-    at out[starts[r]:starts[r + 1]]. Returns (bytes
-    written, reads mapped), or (-1, 0) when out is too small."""
+    at out[starts[r]:starts[r + 1]]. Returns (bytes written, reads mapped), or (-1, 0) when out
+    is too small."""
     half = (bounds.size - 1) // 2
     rg_length = 0 if rg[0] == 0 else rg.size
     longest = _longest(name_off)
