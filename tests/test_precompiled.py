@@ -314,8 +314,7 @@ def test_the_cache_build_compiles_every_kernel(built_cache):
     assert built == len(files) == sum(len(k.variants) for k in precompiled.KERNELS if k not in (QUOTIENT, MIXED))
 
 
-TINY = {  # a command on tiny inputs, made by tiny_inputs; not index, whose construction in pieces
-    # (fmindex/build.py, pieces.py) still runs Numba's own cached kernels
+TINY = {  # a command on tiny inputs, made by tiny_inputs; {out}: a file it writes, compared too
     "find": ["find", "ACG", "{tmp}/tiny.txt"],
     "find -c several": ["find", "-c", "-e", "ACG", "-e", "GTT", "-e", "TTG", "{tmp}/tiny.txt"],
     "scan": ["scan", "--no-summary", "--db", "{tmp}/sigs.ndb", "{tmp}/tiny.txt"],
@@ -326,6 +325,8 @@ TINY = {  # a command on tiny inputs, made by tiny_inputs; not index, whose cons
     "search -e 1": ["search", "-e", "1", "{tmp}/ref.ssx", "{tmp}/reads.fq"],
     "check": ["check", "{tmp}/ref.fa", "{tmp}/hits.tsv", "{tmp}/reads.fq"],
     "map": ["map", "{tmp}/ref.ssx", "{tmp}/reads.fq"],
+    "index": ["index", "{tmp}/ref.fa", "-o", "{out}"],
+    "stats": ["stats", "{tmp}/ref.ssx", "{tmp}/reads.fq"],
 }
 
 
@@ -350,7 +351,8 @@ def tiny_inputs(tmp_path_factory, built_cache):
 def test_a_command_imports_no_numba_once_the_kernels_are_built(command, tiny_inputs, built_cache):
     """Issue 26: no command on the CPU imports Numba or compiles once `make` built the kernels;
     the output is the JIT's (SEQSIFT_PRECOMPILED=0)."""
-    argv = [word.format(tmp=tiny_inputs) for word in TINY[command]]
+    out = tiny_inputs / f"{command.replace(' ', '-')}.out"
+    argv = [word.format(tmp=tiny_inputs, out=out) for word in TINY[command]]
     script = ("import sys; from seqsift import cli; code = cli.main(sys.argv[1:]); sys.stdout.flush(); "
               "sys.stderr.write('numba imported\\n' if 'numba' in sys.modules else 'numba not imported\\n')")
     outputs = []
@@ -360,5 +362,20 @@ def test_a_command_imports_no_numba_once_the_kernels_are_built(command, tiny_inp
                              timeout=600)
         assert run.returncode in (0, 1), run.stderr
         assert run.stderr.endswith("numba not imported\n" if switch == "1" else "numba imported\n"), run.stderr
-        outputs.append(run.stdout)
+        outputs.append(run.stdout.encode() + (out.read_bytes() if "{out}" in TINY[command] else b""))
     assert outputs[0] == outputs[1] and outputs[0]
+
+
+def test_the_construction_in_pieces_imports_no_numba(tiny_inputs, built_cache):
+    """The index built in pieces (fmindex/pieces.py), which the command does only past its memory
+    limit: the same arrays as in one piece, without Numba."""
+    script = ("import sys; import numpy as np; from seqsift.fmindex.build import build_arrays; "
+              "from seqsift.fmindex.reference import load_reference; ref = load_reference(sys.argv[1]); "
+              "one, pieces = build_arrays(ref), build_arrays(ref, piece=50); "
+              "same = all(np.array_equal(getattr(one, a), getattr(pieces, a)) for a in "
+              "('blocks', 'C', 'samples', 'kmer_table', 'packed', 'gaps')); "
+              "print(same, 'numba' in sys.modules)")
+    env = dict(os.environ, SEQSIFT_CACHE_DIR=str(built_cache[0]), SEQSIFT_PRECOMPILED="1")
+    run = subprocess.run([sys.executable, "-c", script, str(tiny_inputs / "ref.fa")], env=env, capture_output=True,
+                         text=True, timeout=600)
+    assert run.returncode == 0 and run.stdout.split() == ["True", "False"], run.stderr

@@ -22,7 +22,7 @@ import math
 from typing import Iterator
 
 import numpy as np
-from numba import njit
+from seqsift.precompiled import Kernel
 
 PREFIX = 8  # symbols of a bucket's prefix: 6^8 buckets (1.7 M, 13 MiB of counts)
 BUCKETS = 6**PREFIX
@@ -32,25 +32,25 @@ SMALL_GROUP = 1 << 16
 DEFAULT_COVER = 1024  # v: 64 sample residues, ranks of 1/16 of the suffixes (4 bytes each: 0.25 bytes a base)
 BYTES_PER_SUFFIX = 10  # a piece's position and tie flag, and a little for the sort of its largest bucket
 
+# The passes, _pieces_cpu.py's kernels, called precompiled (precompiled.py)
+_CPU = "seqsift.fmindex._pieces_cpu"
+_RANKS = ("uint32", "uint64")  # the sample's ranks: 64-bit past 2^32 sample slots
+_DELTA_TABLE = Kernel(_CPU, "delta_table", "int64 int64[:] int32[:,:]")
+_HISTOGRAMS = Kernel(_CPU, "histograms", "uint8[:] int64 int64[:] int64[:] int64[:]")
+# text, first and end bucket, sample only, v, member, each bucket's next slot, out
+_COLLECT = Kernel(_CPU, "collect", "uint8[:] int64 int64 bool int64 int64[:] int64[:] int64[:]")
+_REFINE = Kernel(_CPU, "refine", "uint8[:] int64[:] int64[:] int64 uint8[:]")
+_NAME_SAMPLE = Kernel(_CPU, "name_sample", *(f"int64[:] uint8[:] int64 int64 int64[:] int64 {r}[:]" for r in _RANKS))
+# members, heads, h, v, member, size, ranks -> how many are still tied
+_DOUBLE = Kernel(_CPU, "double", *(f"int64[:] int64[:] int64 int64 int64[:] int64 {r}[:]" for r in _RANKS), results=1)
+_BREAK_TIES = Kernel(_CPU, "break_ties", *(f"int64[:] uint8[:] int64 int64[:] int64 int32[:,:] {r}[:]" for r in _RANKS))
+
 
 def difference_cover(v: int) -> np.ndarray:
     """A difference cover mod v: {0..r-1} and {r, 2r, ..., r*r} mod v with r = ceil(sqrt(v)),
     at most 2r residues. Every d in [0, v) is q*r - s for some 1 <= q <= r, 0 <= s < r."""
     r = math.isqrt(v - 1) + 1 if v > 1 else 1
     return np.unique(np.array(list(range(r)) + [(q * r) % v for q in range(1, r + 1)], np.int64))
-
-
-@njit(cache=True)
-def _delta_table(v, member):
-    """delta[a, b]: the least t >= 0 with (a + t) mod v and (b + t) mod v both in the cover."""
-    table = np.empty((v, v), np.int32)
-    for a in range(v):
-        for b in range(v):
-            t = 0
-            while not (member[(a + t) % v] >= 0 and member[(b + t) % v] >= 0):
-                t += 1
-            table[a, b] = t
-    return table
 
 
 class Cover:
@@ -64,233 +64,25 @@ class Cover:
         self.member = np.full(v, -1, np.int64)  # index of a residue in the cover, -1 outside it
         self.member[residues] = np.arange(residues.size)
         self.size = int(residues.size)
-        self.delta = _delta_table(v, self.member)
+        self.delta = np.empty((v, v), np.int32)
+        _DELTA_TABLE(v, self.member, self.delta)
 
     def samples(self, n: int) -> int:
         """Slots of the sample rank array for a text of n symbols (some past the end, unused)."""
         return -(-n // self.v) * self.size
 
 
-@njit(inline="always")
-def _slot(p, v, member, size):
-    return (p // v) * size + member[p % v]
-
-
-@njit(cache=True)
-def _histograms(text, v, member):
-    """Suffixes per bucket (by the first PREFIX symbols, base 6, '$' and past the end as 0): of
-    all suffixes, and of the sample's."""
-    n = text.size
-    every = np.zeros(BUCKETS, np.int64)
-    sample = np.zeros(BUCKETS, np.int64)
-    code = 0
-    for t in range(PREFIX):
-        code = code * 6 + (np.int64(text[t]) if t < n else 0)
-    for p in range(n):
-        every[code] += 1
-        if member[p % v] >= 0:
-            sample[code] += 1
-        nxt = np.int64(text[p + PREFIX]) if p + PREFIX < n else 0
-        code = (code % (BUCKETS // 6)) * 6 + nxt
-    return every, sample
-
-
-@njit(cache=True)
-def _collect(text, lo, hi, only_sample, v, member, at, out):
-    """Positions whose bucket b lies in [lo, hi), each put at out[at[b - lo]] onwards (at: the
-    buckets' first slots, advanced): sorted by bucket, in text order within one."""
-    n = text.size
-    code = 0
-    for t in range(PREFIX):
-        code = code * 6 + (np.int64(text[t]) if t < n else 0)
-    for p in range(n):
-        if lo <= code < hi and (not only_sample or member[p % v] >= 0):
-            out[at[code - lo]] = p
-            at[code - lo] += 1
-        nxt = np.int64(text[p + PREFIX]) if p + PREFIX < n else 0
-        code = (code % (BUCKETS // 6)) * 6 + nxt
-
-
-@njit(inline="always")
-def _key(text, p, depth, limit, count):
-    """Symbols depth .. depth + count - 1 of suffix p as 3-bit codes (symbol + 1), first most
-    significant; 0 past the text or at depth `limit` and beyond."""
-    n = text.size
-    key = np.uint64(0)
-    for t in range(depth, depth + count):
-        c = np.uint64(0)
-        if t < limit and p + t < n:
-            c = np.uint64(text[p + t]) + np.uint64(1)
-        key = (key << np.uint64(3)) | c
-    return key
-
-
-@njit(cache=True)
-def _refine(text, positions, bounds, limit, tied):
-    """positions sorted by bucket (bounds: where each bucket starts, and the end) -> sorted by
-    their first `limit` symbols, a group of suffixes at a time by the next 21 (numpy's sort, on
-    groups that mostly fit in the cache); tied[i] = 1 where suffix i shares those `limit` symbols
-    with suffix i - 1."""
-    tied[:] = 0
-    stack = [(0, 0, 0)]
-    stack.pop()
-    for b in range(bounds.size - 1):
-        if bounds[b + 1] - bounds[b] > 1:
-            stack.append((bounds[b], bounds[b + 1], PREFIX))
-    while stack:
-        lo, hi, depth = stack.pop()
-        if depth >= limit:
-            tied[lo + 1 : hi] = 1
-            continue
-        size = hi - lo
-        group = positions[lo:hi]
-        if size <= SMALL_GROUP:  # key and index in one word: a sort of the words, no gathers
-            words = np.empty(size, np.uint64)
-            same = True
-            for t in range(size):
-                words[t] = (_key(text, group[t], depth, limit, SYMBOLS_PER_WORD) << np.uint64(16)) | np.uint64(t)
-                same = same and (words[t] >> np.uint64(16)) == (words[0] >> np.uint64(16))
-            if same:  # a run or a copy: nothing to sort at this depth
-                stack.append((lo, hi, depth + SYMBOLS_PER_WORD))
-                continue
-            words.sort()
-            old = group.copy()
-            for t in range(size):
-                group[t] = old[words[t] & np.uint64(0xFFFF)]
-                words[t] >>= np.uint64(16)
-            sub, step = words, SYMBOLS_PER_WORD
-        else:
-            sub = np.empty(size, np.uint64)
-            same = True
-            for t in range(size):
-                sub[t] = _key(text, group[t], depth, limit, SYMBOLS_PER_KEY)
-                same = same and sub[t] == sub[0]
-            if same:
-                stack.append((lo, hi, depth + SYMBOLS_PER_KEY))
-                continue
-            order = np.argsort(sub)
-            positions[lo:hi] = group[order]
-            sub, step = sub[order], SYMBOLS_PER_KEY
-        i = 0
-        while i < size:
-            j = i + 1
-            while j < size and sub[j] == sub[i]:
-                j += 1
-            if j - i > 1:
-                stack.append((lo + i, lo + j, depth + step))
-            i = j
-
-
 def _sorted_piece(text: np.ndarray, counts: np.ndarray, lo: int, hi: int, only_sample: bool, cover: "Cover",
                   limit: int) -> tuple[np.ndarray, np.ndarray]:
     """The suffixes of buckets [lo, hi), sorted by their first `limit` symbols, and the tie
-    flags (_refine)."""
+    flags (_pieces_cpu.refine)."""
     bounds = np.zeros(hi - lo + 1, np.int64)
     np.cumsum(counts[lo:hi], out=bounds[1:])
     positions = np.empty(int(bounds[-1]), np.int64)
-    _collect(text, lo, hi, only_sample, cover.v, cover.member, bounds[:-1].copy(), positions)
+    _COLLECT(text, lo, hi, only_sample, cover.v, cover.member, bounds[:-1].copy(), positions)
     tied = np.empty(positions.size, np.uint8)
-    _refine(text, positions, bounds, limit, tied)
+    _REFINE(text, positions, bounds, limit, tied)
     return positions, tied
-
-
-@njit(cache=True)
-def _name(positions, tied, first_row, v, member, size, ranks):
-    """Each sample suffix's rank by its first v symbols: the rows before its group."""
-    name = first_row
-    for i in range(positions.size):
-        if not tied[i]:
-            name = first_row + i
-        ranks[_slot(positions[i], v, member, size)] = name
-
-
-@njit(cache=True)
-def _double(members, heads, h, v, member, size, ranks):
-    """One round of prefix doubling over the tied sample suffixes (grouped, each group's head
-    rank in heads): ordered within their group by the rank of the suffix h further on, renamed,
-    and those still tied returned for the next round."""
-    m = members.size
-    keys = np.empty(m, np.int64)
-    for i in range(m):
-        keys[i] = ranks[_slot(members[i] + h, v, member, size)]
-    keep = np.zeros(m, np.uint8)
-    names = np.empty(m, np.int64)
-    i = 0
-    while i < m:
-        j = i + 1
-        while j < m and heads[j] == heads[i]:
-            j += 1
-        order = np.argsort(keys[i:j], kind="mergesort")
-        members[i:j] = members[i:j][order]
-        keys[i:j] = keys[i:j][order]
-        a = i
-        while a < j:
-            b = a + 1
-            while b < j and keys[b] == keys[a]:
-                b += 1
-            for t in range(a, b):
-                names[t] = heads[i] + (a - i)
-                keep[t] = b - a > 1
-            a = b
-        i = j
-    for i in range(m):
-        ranks[_slot(members[i], v, member, size)] = names[i]
-    count = 0
-    for i in range(m):
-        count += keep[i]
-    still, still_heads = np.empty(count, np.int64), np.empty(count, np.int64)
-    k = 0
-    for i in range(m):
-        if keep[i]:
-            still[k] = members[i]
-            still_heads[k] = names[i]
-            k += 1
-    return still, still_heads
-
-
-@njit(inline="always")
-def _less(x, y, v, member, size, delta, ranks):
-    """Suffix x before suffix y, given that they share their first v symbols."""
-    t = delta[x % v, y % v]
-    return ranks[_slot(x + t, v, member, size)] < ranks[_slot(y + t, v, member, size)]
-
-
-@njit(cache=True)
-def _break_ties(positions, tied, v, member, size, delta, ranks):
-    """Every group of suffixes that share v symbols, merge-sorted by the difference cover."""
-    m = positions.size
-    i = 0
-    buffer = np.empty(0, np.int64)
-    while i < m:
-        j = i + 1
-        while j < m and tied[j]:
-            j += 1
-        count = j - i
-        if count > 1:
-            if buffer.size < count:
-                buffer = np.empty(count, np.int64)
-            src, dst = positions[i:j], buffer[:count]
-            width = 1
-            while width < count:
-                for a in range(0, count, 2 * width):
-                    mid, end = min(a + width, count), min(a + 2 * width, count)
-                    x, y, k = a, mid, a
-                    while x < mid and y < end:
-                        if _less(src[y], src[x], v, member, size, delta, ranks):
-                            dst[k] = src[y]
-                            y += 1
-                        else:
-                            dst[k] = src[x]
-                            x += 1
-                        k += 1
-                    dst[k : k + mid - x] = src[x:mid]
-                    k += mid - x
-                    dst[k : k + end - y] = src[y:end]
-                src, dst = dst, src
-                width *= 2
-            if src.ctypes.data != positions[i:j].ctypes.data:
-                positions[i:j] = src
-        i = j
 
 
 def _plan(counts: np.ndarray, capacity: int) -> list[tuple[int, int, int]]:
@@ -326,7 +118,7 @@ def rank_sample(text: np.ndarray, cover: Cover, sample_counts: np.ndarray, capac
     ranks = np.zeros(cover.samples(n), np.uint32 if cover.samples(n) < 1 << 32 else np.uint64)
     tied_members, tied_heads = [], []
     for row, positions, tied in _pieces(text, sample_counts, capacity, True, cover, v):
-        _name(positions, tied, row, v, cover.member, cover.size, ranks)
+        _NAME_SAMPLE(positions, tied, row, v, cover.member, cover.size, ranks)
         grouped = tied.astype(bool)
         grouped[:-1] |= grouped[1:]  # a group's first member too
         heads = np.maximum.accumulate(np.where(tied == 0, np.arange(tied.size) + row, 0))
@@ -337,7 +129,8 @@ def rank_sample(text: np.ndarray, cover: Cover, sample_counts: np.ndarray, capac
     heads = np.concatenate(tied_heads) if tied_heads else np.empty(0, np.int64)
     h = v
     while members.size:
-        members, heads = _double(members, heads, h, v, cover.member, cover.size, ranks)
+        still = _DOUBLE(members, heads, h, v, cover.member, cover.size, ranks)
+        members, heads = members[:still], heads[:still]
         h *= 2
     return ranks
 
@@ -346,10 +139,11 @@ def suffix_pieces(text: np.ndarray, capacity: int, v: int = DEFAULT_COVER) -> It
     """(first row, suffix array rows) piece by piece in row order, each piece at most `capacity`
     suffixes unless one bucket alone holds more. The text ends with its one '$' (code 0)."""
     cover = Cover(v)
-    every, sample = _histograms(text, v, cover.member)
+    every, sample = np.zeros(BUCKETS, np.int64), np.zeros(BUCKETS, np.int64)
+    _HISTOGRAMS(text, v, cover.member, every, sample)
     ranks = rank_sample(text, cover, sample, capacity)
     for row, positions, tied in _pieces(text, every, capacity, False, cover, v):
-        _break_ties(positions, tied, v, cover.member, cover.size, cover.delta, ranks)
+        _BREAK_TIES(positions, tied, v, cover.member, cover.size, cover.delta, ranks)
         del tied
         yield row, positions
         del positions
