@@ -215,6 +215,61 @@ def test_a_cache_under_a_directory_anyone_may_write_is_not_used(tmp_path, monkey
     assert precompiled.private_dir("sub") == open_dir / "cache" / "sub"
 
 
+def _key_dir(cache, key, age_days, files=("k.o",), links=()):
+    """A directory as a key's, holding files and links (name, target), last used age_days before
+    the time 1e9."""
+    path = cache / f"precompiled-{key * 32}"
+    path.mkdir(parents=True)
+    for name in files:
+        (path / name).write_bytes(b"object") if name != "sub" else (path / name).mkdir()
+    for name, target in links:
+        (path / name).symlink_to(target)
+    then = 1_000_000_000 - age_days * 86400
+    os.utime(path, (then, then), follow_symlinks=False)
+    return path
+
+
+def test_stale_directories_of_other_keys_are_pruned_and_nothing_else(cache):
+    """Other keys' directories unused for a day go, the KEEP_OTHERS used last and the current key's
+    stay; a link, another name, a file, or a directory holding anything seqsift does not write is
+    left as it is, and nothing is removed through a link."""
+    now = 1_000_000_000
+    current = _key_dir(cache, "c", 30)
+    recent = _key_dir(cache, "4", 0.5)  # used within the day: another process may be loading from it
+    kept = [_key_dir(cache, key, days) for key, days in (("1", 2), ("2", 3))]  # with it, the 3 used last
+    stale = [_key_dir(cache, key, days, ("a.o", ".tmp-x")) for key, days in (("3", 4), ("6", 9), ("7", 40))]
+    foreign = _key_dir(cache, "8", 20, ("k.o", "notes.txt"))
+    nested = _key_dir(cache, "9", 21, ("sub",))
+    outside = _key_dir(cache.parent / "elsewhere", "a", 50)
+    link = cache / f"precompiled-{'b' * 32}"
+    link.symlink_to(outside)
+    other_name = _key_dir(cache, "z", 60)  # not hexadecimal: not a key
+    (cache / f"precompiled-{'d' * 32}").write_bytes(b"a file")
+    linked_file = _key_dir(cache, "e", 70, (), links=[("k.o", outside / "k.o")])
+    removed = precompiled.prune_stale(current.name, now=now)
+    assert sorted(removed) == sorted(p.name for p in stale) and not any(p.exists() for p in stale)
+    for path in [current, *kept, recent, foreign, nested, outside, other_name, linked_file]:
+        assert path.is_dir() and path.exists()
+    assert (outside / "k.o").read_bytes() == b"object" and link.is_symlink() and (linked_file / "k.o").is_symlink()
+    assert (cache / f"precompiled-{'d' * 32}").is_file()
+    assert precompiled.prune_stale(current.name, now=now) == []  # nothing more to remove
+
+
+def test_a_new_keys_first_compile_prunes_and_loading_marks_the_directory_used(cache, monkeypatch):
+    monkeypatch.setattr(precompiled, "_used", False)
+    monkeypatch.setattr(precompiled, "_pruned", False)
+    monkeypatch.setattr(precompiled, "KEEP_OTHERS", 0)
+    stale = _key_dir(cache, "5", 3)
+    assert QUOTIENT(np.arange(10), 3, np.zeros(10, np.int64)) == (12, 10)  # compiled: a miss
+    assert not stale.exists()
+    mine = cache / f"precompiled-{precompiled._cache_key()}"
+    os.utime(mine, (0, 0))
+    monkeypatch.setattr(precompiled, "_used", False)  # as a new process
+    QUOTIENT.variants[0]._function = None
+    QUOTIENT(np.arange(10), 3, np.zeros(10, np.int64))  # loaded from the cache
+    assert mine.stat().st_mtime > 1e9
+
+
 # -- the contract with Numba ------------------------------------------------------------------------
 def test_the_contract_holds_with_the_installed_numba():
     """CHECKED_WITH names the installed releases; after an upgrade this fails until the loader is
