@@ -462,3 +462,26 @@ def test_a_crafted_kmer_table_with_valid_checksums_is_refused(tmp_path, craft):
         FMIndex.load(path)
     index.save(tmp_path / "sound.ssx")
     FMIndex.load(tmp_path / "sound.ssx")  # the sound table passes
+
+
+def test_an_index_too_large_to_read_without_a_lease_is_a_named_error(tmp_path):
+    """Without a lease (here: the file open for writing) the index is read into memory; a file
+    larger than the memory the process may take (a sparse 8 GiB file under a 2 GiB limit) is an
+    error naming it, not an internal MemoryError."""
+    from tests.bounded import run_bounded, text
+
+    path = tmp_path / "huge.ssx"
+    with open(path, "wb") as f:
+        f.truncate(8 << 30)
+    code = ("import sys\n"
+            "from seqsift.errors import InputError\n"
+            "from seqsift.fmindex.api import FMIndex\n"
+            "held = open(sys.argv[1], 'r+b')\n"
+            "try:\n"
+            "    FMIndex.load(sys.argv[1])\n"
+            "except InputError as exc:\n"
+            "    print(exc)\n")
+    run = run_bounded([str(path)], code=code)
+    out, err = text(run)
+    assert run.returncode == 0, err
+    assert out.startswith(f"{path}: no read lease could be had on the index file"), out

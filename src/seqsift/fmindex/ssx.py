@@ -157,7 +157,11 @@ def _open_index(path: str | os.PathLike, name: str) -> tuple[np.ndarray, os.stat
     fd, size = open_regular_fd(path)
     try:
         status = os.fstat(fd)
-        data = np.empty(size, np.uint8)
+        try:
+            data = np.empty(size, np.uint8)
+        except MemoryError:
+            raise InputError(name, f"no read lease could be had on the index file, and its {size:,} bytes do not fit "
+                             "in memory to be read instead (run as the file's owner)") from None
         done = 0
         while done < size:
             got = read_fd(fd, memoryview(data)[done:])
