@@ -160,14 +160,15 @@ def spans_of(sources: list[Source], m: int, partition: int, by_path: bool) -> It
 
 def _spans_of(k: int, source: Source, m: int, partition: int, by_path: bool) -> Iterator[Span]:
     """Source k's spans (spans_of)."""
-    data = memory_view(source)
-    if data is not None:
-        for lo in range(0, max(data.size - m + 1, 1), partition):
-            yield Span(k, lo, min(lo + partition, data.size), "(memory)", data=data[lo : lo + partition + m - 1].tobytes())
-        return
     named = isinstance(source, (str, os.PathLike))
     shown = display_name(source) if named else getattr(source, "name", "(stream)")
     size = regular_size(source) if named else None
+    data = memory_view(source) if not named else _generated(source, shown) if size == 0 else None
+    if data is not None:
+        shown = shown if named else "(memory)"
+        for lo in range(0, max(data.size - m + 1, 1), partition):
+            yield Span(k, lo, min(lo + partition, data.size), shown, data=data[lo : lo + partition + m - 1].tobytes())
+        return
     if by_path and size is not None:
         path = os.path.abspath(source)
         for lo in range(0, max(size, 1), partition):
@@ -195,6 +196,26 @@ def _spans_of(k: int, source: Source, m: int, partition: int, by_path: bool) -> 
     finally:
         if named and str(source) != STDIN:
             stream.close()
+
+
+GENERATED_LIMIT = 64 << 20
+
+
+def _generated(path, shown: str) -> np.ndarray:
+    """A regular file whose size reads 0: empty, or written by the kernel as it is read (procfs,
+    sysfs), whose size says nothing and whose content is per process (/proc/self/...: a worker
+    would read its own). Read here, whole, up to GENERATED_LIMIT bytes, past which it is an error
+    naming it: /proc/self/pagemap reads as 256 GiB of zeros, which streamed to the workers lost
+    them one after another while the run never ended (2026-12-01)."""
+    with open_binary(path) as stream:
+        try:
+            data = stream.read(GENERATED_LIMIT + 1)
+        except OSError as exc:
+            raise InputError(shown, f"read failed: {exc.strerror or exc}") from None
+    if len(data) > GENERATED_LIMIT:
+        raise InputError(shown, f"its size reads 0 but it holds more than {GENERATED_LIMIT >> 20} MiB (a file the "
+                         "kernel generates as it is read): not searched")
+    return np.frombuffer(data, np.uint8)
 
 
 def groups(spans: Iterator[Span], partition: int) -> Iterator[list[Span]]:

@@ -43,10 +43,10 @@ class ReadSearch:
 
     def __call__(self, batch: ReadBatch) -> tuple[bytes | list, bool]:
         """(the batch's output text, or its hit lists; whether any read matched)."""
-        # The mapped file is checked before the batch (a file rewritten in place is an error, not a
-        # SIGBUS in the next kernel) and after it (what a batch read from a file changed under it
-        # is never written); a truncation during the batch itself can still end the process
-        # (docs/formats.md, "An index changed while in use").
+        # The mapped file's lease is checked before the batch and after it: a writer waiting on
+        # it (a truncate, an open for writing) stops the search with an error naming the file,
+        # and waits until the map is gone, so no kernel ever reads a vanished page (docs/formats.md,
+        # "An index changed while in use").
         self.index.check_unchanged()
         result = self._approximate(batch) if self.errors else self._exact(batch)
         self.index.check_unchanged()
