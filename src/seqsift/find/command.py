@@ -217,11 +217,14 @@ class _Guarded:
         self.parts, self.failure, self.failed = parts, failure, False
 
     def __iter__(self):
-        from seqsift.find.cluster import Failed
-
+        # A Failed place-holder is made by find.cluster only, so where that module was never
+        # imported (a search on this machine) there is none to look for, and importing it (with
+        # seqsift.distributed and logging) would cost every run its start-up time.
+        cluster = sys.modules.get("seqsift.find.cluster")
+        failed_type = cluster.Failed if cluster is not None else ()
         try:
             for part in self.parts:
-                if isinstance(part, Failed):
+                if isinstance(part, failed_type):
                     self.failure.append((part.message, False))
                     break
                 yield part
