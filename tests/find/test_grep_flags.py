@@ -177,3 +177,16 @@ def test_several_patterns_in_records(tmp_path, rng, capsysbinary, backend):
         assert out == "".join(f"{path}\t{r}\t{p}\t{s}\t{patterns[k]}\n" for r, p, s, k in want)
         code, out, _ = run(capsysbinary, "-c", *flags, *chunk)
         assert out == f"{path}\t{len(want)}\n"
+
+
+def test_e_takes_a_pattern_that_starts_with_a_dash(tmp_path, capsysbinary):
+    """As grep: the word after -e (or --pattern, -f) is its value, whatever it looks like."""
+    path = tmp_path / "dashes.txt"
+    data = b"a -wor -e x --pattern -wor"
+    path.write_bytes(data)
+    code, out, _ = run(capsysbinary, "-e", "-wor", str(path))
+    assert code == 0 and out == "".join(f"{path}\t{o}\n" for o in naive.find_all(data, b"-wor"))
+    code, out, _ = run(capsysbinary, "-c", "--pattern", "-e", "-e", "--pattern", str(path))
+    assert code == 0 and out == f"{path}\t{len(naive.find_all(data, b'-e')) + len(naive.find_all(data, b'--pattern'))}\n"
+    code, out, _ = run(capsysbinary, "-c", "--", "-e", str(path))  # after --, words are operands
+    assert code == 0 and out == f"{path}\t{len(naive.find_all(data, b'-e'))}\n"

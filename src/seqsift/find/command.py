@@ -22,6 +22,8 @@ if TYPE_CHECKING:
 # one search per pattern: on 32 MiB of text, one thread, 2026-12-01, each further pattern cost
 # ~65 ms searched alone while a scan of 2 to 200 patterns took ~0.1 s.
 SCAN_FROM = 3
+# Options whose next word is their value whatever it looks like, as grep reads them (cli.attach_values).
+VALUE_OPTIONS = ("-e", "--pattern", "-f", "--file")
 
 
 def add_parser(sub, parent: argparse.ArgumentParser) -> None:
