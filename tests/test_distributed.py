@@ -172,6 +172,9 @@ def test_find_records_on_real_data(tmp_path, client):
     local, dask = both(tmp_path, ["find", "--fasta", "--revcomp", "GATCAAC", str(genome), "--partition", "30K"],
                        client.scheduler.address)
     assert local == dask
+    several = ["find", "--fasta", "--revcomp", "-e", "GATCAAC", "-e", "GAATTC", str(genome), "--partition", "30K"]
+    local, dask = both(tmp_path, several, client.scheduler.address)  # several patterns (issue 25)
+    assert local == dask and local[0] == 0 and b"\tGAATTC\n" in local[1] and b"\tGATCAAC\n" in local[1]
 
 
 # -- signature scanning --------------------------------------------------------------------------

@@ -19,7 +19,7 @@ import numpy as np
 from seqsift import distributed
 from seqsift.backend import check_backend, check_threads
 from seqsift.errors import FormatError, InputError, SeqsiftError, UsageError
-from seqsift.find.api import FindJob, ReadOnly, RecordHits, Source, as_pattern, memory_view, sequence_pattern
+from seqsift.find.api import FindJob, PatternSet, ReadOnly, RecordHits, Source, as_pattern, memory_view, sequence_pattern
 from seqsift.io.pack import regular_size
 from seqsift.io.chunks import ChunkReader
 from seqsift.io.fastx import SequenceBatch, read_batches
@@ -64,11 +64,12 @@ class Span:
     failed: Failed | None = None
 
 
-def work(pattern: bytes, chunk_size: int, backend: str = "auto", threads: int | None = None,
-         job: FindJob | None = None, ignore_case: bool = False) -> Work:
-    """search_part on each part, by a FindJob: job (or one made) here, or on each worker from the
-    pattern sent there (each task running at once with a FindJob of its own). backend and
-    threads are checked here, as the workers will take them."""
+def work(pattern: bytes | tuple[bytes, ...], chunk_size: int, backend: str = "auto", threads: int | None = None,
+         job: FindJob | PatternSet | None = None, ignore_case: bool = False) -> Work:
+    """search_part on each part, by a FindJob (a PatternSet for a tuple of patterns, record
+    batches only): job (or one made) here, or on each worker from the pattern sent there (each
+    task running at once with a job of its own). backend and threads are checked here, as the
+    workers will take them."""
     check_backend(backend)
     if threads is not None:
         check_threads(threads)
@@ -77,8 +78,11 @@ def work(pattern: bytes, chunk_size: int, backend: str = "auto", threads: int | 
     return Work(search_part, (lambda: job) if job is not None else (lambda: _new_job(pattern, *options)), share)
 
 
-def _new_job(pattern: bytes, chunk_size: int, backend: str, threads: int | None, ignore_case: bool = False) -> FindJob:
+def _new_job(pattern: bytes | tuple[bytes, ...], chunk_size: int, backend: str, threads: int | None,
+             ignore_case: bool = False) -> FindJob | PatternSet:
     """A worker's job: one thread unless told, as Dask runs one task per worker thread."""
+    if isinstance(pattern, tuple):
+        return PatternSet([_new_job(p, chunk_size, backend, threads, ignore_case) for p in pattern])
     return FindJob(pattern, backend=backend, threads=threads or 1, chunk_size=chunk_size, ignore_case=ignore_case)
 
 
@@ -143,8 +147,8 @@ def search_spans(job: FindJob, part: tuple[list[Span], bool]) -> list[np.ndarray
     return results
 
 
-def search_batch(job: FindJob, part) -> RecordHits | int:
-    """One batch of records: the very per-batch search of FindJob.record_hits."""
+def search_batch(job: FindJob | PatternSet, part) -> RecordHits | tuple[RecordHits, np.ndarray] | int:
+    """One batch of records: the very per-batch search of FindJob.record_hits (or PatternSet's)."""
     batch, revcomp, count_only = part
     return job.batch_hits(batch, revcomp, count_only)
 

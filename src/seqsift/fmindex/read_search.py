@@ -9,7 +9,7 @@ from typing import Iterator, NamedTuple
 
 import numpy as np
 
-from seqsift.fmindex.output import name_table, sam, tsv
+from seqsift.fmindex.output import name_table, primary_seeds, sam, tsv
 from seqsift.fmindex.query import SearchOptions
 from seqsift.fmindex.reference import READ_CODE, encode_reads
 from seqsift.io.openers import STDIN
@@ -53,7 +53,8 @@ class ReadSearch:
         return result
 
     def _exact(self, batch) -> tuple[bytes | list, bool]:
-        found = self.searcher.hits(batch.codes, batch.bounds, self.max_hits)
+        seeds = primary_seeds(batch) if self.fmt == "sam" else None  # the primary picked among all sites
+        found = self.searcher.hits(batch.codes, batch.bounds, self.max_hits, seeds)
         matched = bool(found.counts.any())
         if self.fmt == "hits":
             return self.index.hit_lists(found), matched
