@@ -462,6 +462,31 @@ def test_chain_kernel_matches_the_oracle(rng):
         assert offsets[reads] == total
 
 
+
+def test_piece_codes_are_the_reads_pieces(rng):
+    """seeding.pieces and the compiled copy of their codes against slicing each read: pieces at
+    0, step, 2 step, ... and the last k bases, a read shorter than k one piece; reads of every
+    length from empty up, codes 0-3 and 255."""
+    from seqsift.map.seeding import _PIECE_CODES, pieces
+
+    for _ in range(100):
+        k, step = int(rng.integers(1, 25)), int(rng.integers(1, 15))
+        lengths = rng.integers(0, 80, int(rng.integers(1, 12)))
+        bounds = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
+        codes = rng.choice(np.array([0, 1, 2, 3, 255], np.uint8), int(bounds[-1]))
+        read, offset, length = pieces(bounds, k, step)
+        piece_bounds = np.concatenate(([0], np.cumsum(length))).astype(np.int64)
+        out = np.empty(int(piece_bounds[-1]), np.uint8)
+        _PIECE_CODES(codes, bounds, read, offset, piece_bounds, out)
+        got = [out[a:b].tolist() for a, b in zip(piece_bounds[:-1], piece_bounds[1:])]
+        expected = []
+        for r, m in enumerate(lengths.tolist()):
+            seq = codes[bounds[r] : bounds[r + 1]].tolist()
+            starts = sorted(set(list(range(0, m - k, step)) + [m - k])) if m > k else [0]
+            expected += [seq[o : o + k] for o in starts]
+        assert got == expected
+
+
 def _near_gapless(rng, case: int) -> tuple[str, str, int]:
     """(read, window, diagonal): a read copied from the window at the diagonal with two or three
     substitutions placed where a clip or a gap might beat them (near an end, close together),

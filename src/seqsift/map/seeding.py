@@ -25,6 +25,7 @@ from seqsift.precompiled import Kernel
 
 _CHAIN_HITS = Kernel("seqsift.map._chains", "chain_hits", "int64[:] int64[:] int64[:] int64[:] int64[:] int64[:] int64 "
                      "int64 int64 int64 int64[:] int64[:] int64[:] int64[:] int64[:] int64[:]", results=1)
+_PIECE_CODES = Kernel("seqsift.map._chains", "piece_codes", "uint8[:] int64[:] int64[:] int64[:] int64[:] uint8[:]")
 
 
 @dataclass(frozen=True)
@@ -59,8 +60,9 @@ def find_chains(searcher: Searcher, codes: np.ndarray, bounds: np.ndarray, optio
     match nowhere): the hits of its pieces chained by the compiled _chains.chain_hits."""
     read, offset, length = pieces(bounds, options.seed_length, options.seed_step)
     piece_bounds = np.concatenate(([0], np.cumsum(length))).astype(np.int64)
-    flat = np.repeat(bounds[read] + offset - piece_bounds[:-1], length) + np.arange(int(piece_bounds[-1]))
-    hits = piece_hits(searcher, np.ascontiguousarray(codes[flat]), piece_bounds, offset,
+    flat = np.empty(int(piece_bounds[-1]), np.uint8)
+    _PIECE_CODES(codes, bounds, read, offset, piece_bounds, flat)
+    hits = piece_hits(searcher, flat, piece_bounds, offset,
                       np.diff(bounds)[read] - offset - length, options.max_occurrences)
     reads = bounds.size - 1
     room = max(hits.piece.size, 1)
