@@ -11,7 +11,7 @@ import pysam
 import pytest
 
 from seqsift.errors import InputError, UsageError
-from seqsift.map._extend import OP_D, OP_I, OP_M, clip_align
+from seqsift.map._extend import NEG, OP_D, OP_I, OP_M, alignment_floor, clip_align
 from seqsift.map.api import map_reads
 from seqsift.map.scoring import MapOptions, mapq
 from tests.naive import clip_alignment_score, cigar_tags, reverse_complement
@@ -25,13 +25,13 @@ def codes(seq: str) -> np.ndarray:
     return np.array([CODE.get(c, 4) for c in seq], np.int8)
 
 
-def run_kernel(q: str, t: str, dlo: int, dhi: int, clip5=O.clip, clip3=O.clip):
+def run_kernel(q: str, t: str, dlo: int, dhi: int, clip5=O.clip, clip3=O.clip, floor=NEG, scores=SCORES):
     width = dhi - dlo + 1
     trace = np.empty((len(q) + 1) * width, np.int8)
     ops = np.empty(len(q) + len(t) + 1, np.int64)
     lens = np.empty_like(ops)
-    total, score, qb, qe, tb, te, runs = clip_align(codes(q), codes(t), dlo, dhi, *SCORES, clip5, clip3, trace, ops,
-                                                    lens)
+    total, score, qb, qe, tb, te, runs = clip_align(codes(q), codes(t), dlo, dhi, *scores, clip5, clip3, floor, trace,
+                                                    ops, lens)
     return total, score, qb, qe, tb, te, list(zip(ops[:runs].tolist(), lens[:runs].tolist()))
 
 
@@ -88,6 +88,40 @@ def test_kernel_matches_oracle(rng, case):
         assert (got_score, got_qe, got_te) == (score, qe, te)
         assert all(dlo <= j - i <= dhi for i, j in ((qb, tb), (qe, te)))
 
+
+
+@pytest.mark.parametrize("case", range(60))
+def test_a_floor_prunes_the_band_without_changing_the_answer(rng, case):
+    """alignment_floor against tests/naive.floor_alignments (the same few alignments, listed
+    one by one) and never above the band's best (the full-matrix oracle); clip_align given that
+    floor returns what it returns without one, score, ends and CIGAR alike: reads copied with
+    substitutions, indels and N near the chain's two diagonals, random windows, other scores."""
+    from tests.naive import floor_alignments
+
+    m = int(rng.integers(1, 60))
+    q = random_dna(rng, m)
+    if case % 5 == 0:
+        q = q[: m // 2] + "N" + q[m // 2 + 1 :]
+    flank = int(rng.integers(0, 12))
+    if case % 4 == 3:
+        t = random_dna(rng, m + 2 * flank + int(rng.integers(0, 6)))
+    else:
+        t = random_dna(rng, flank) + mutate(rng, q, 0.08, 0.05) + random_dna(rng, int(rng.integers(0, 12)))
+    q = q[:m]
+    d_lo = flank - int(rng.integers(0, 3))
+    d_hi = d_lo + int(rng.integers(0, 6))
+    scores = SCORES if case % 3 else (int(rng.integers(1, 3)), int(rng.integers(0, 6)), int(rng.integers(0, 3)),
+                                      int(rng.integers(0, 7)), int(rng.integers(1, 3)))
+    clip = int(rng.integers(0, 8))
+    band = int(rng.integers(0, 8))
+    dlo, dhi = d_lo - band, d_hi + band
+    floor = alignment_floor(codes(q), codes(t), d_lo, d_hi, *scores, clip)
+    expected = floor_alignments(q, t, d_lo, d_hi, *scores, clip)
+    assert floor == (NEG if expected is None else expected)
+    if floor == NEG:
+        return
+    assert floor <= clip_alignment_score(q, t, *scores, clip, clip, band=(dlo, dhi))
+    assert run_kernel(q, t, dlo, dhi, clip, clip, floor, scores) == run_kernel(q, t, dlo, dhi, clip, clip, NEG, scores)
 
 def test_kernel_prefers_clipping_only_when_it_pays():
     ref = "ACGTTGCAAGGCTTACGATCGATCGGATCCATGCAAGTC"
@@ -612,6 +646,6 @@ def test_gapless_is_best_under_other_scores(rng):
         trace = np.empty((m + 1) * (dhi - dlo + 1), np.int8)
         ops = np.empty(m + len(window) + 1, np.int64)
         lens = np.empty_like(ops)
-        got = clip_align(q, t, dlo, dhi, *scores, clip, clip, trace, ops, lens)
+        got = clip_align(q, t, dlo, dhi, *scores, clip, clip, NEG, trace, ops, lens)
         assert tuple(got) == (score, score, 0, m, diag, diag + m, 1) and ops[0] == OP_M and lens[0] == m
     assert said_yes >= 20
