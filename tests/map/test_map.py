@@ -521,6 +521,61 @@ def test_piece_codes_are_the_reads_pieces(rng):
         assert got == expected
 
 
+
+@pytest.mark.parametrize("seed_length", [8, 19, 30])
+def test_seed_hits_found_from_a_neighbour_are_those_the_lf_walks_find(genome, rng, tmp_path, seed_length):
+    """seeding.NeighbourLocate (pieces that occur once found on an earlier piece's diagonal)
+    against the LF walks alone: the same hits and chains for reads with substitutions, indels,
+    N, both strands, inside the repeat, across the N run and record ends, random ones; seeds
+    shorter than the index's k-mer and long enough for the search to stop early (those take no
+    part). Fewer rows walk."""
+    from seqsift.map.api import batches_of
+    from seqsift.map.mapper import Mapper, load_index
+    from seqsift.map.seeding import NeighbourLocate, find_chains, pieces
+    from seqsift.fmindex.seeds import piece_hits
+
+    ref_path, records, _ = genome
+    reads = simulate(rng, records, 120)
+    joined = records["one"] + records["two"]
+    reads += [(f"edge{k}", joined[len(records["one"]) - k : len(records["one"]) - k + 100], None) for k in (30, 60)]
+    mapper = Mapper(load_index(ref_path))
+    options = MapOptions(seed_length=seed_length, seed_step=7)
+    walked, totals = [], [0, 0]
+    searcher = mapper.searcher
+    plain_locate = searcher._locate
+
+    def counting(rows):
+        walked.append(rows.size)
+        return plain_locate(rows)
+
+    for batch in batches_of(write_fastq(tmp_path / "r.fq", reads), 40):
+        read, offset, length = pieces(batch.bounds, options.seed_length, options.seed_step)
+        piece_bounds = np.concatenate(([0], np.cumsum(length))).astype(np.int64)
+        flat = np.concatenate([batch.codes[batch.bounds[r] + o : batch.bounds[r] + o + n]
+                               for r, o, n in zip(read, offset, length)]).astype(np.uint8)
+        into_reverse = np.diff(batch.bounds)[read] - offset - length
+        searcher._locate = counting
+        try:
+            walked.clear()
+            plain = piece_hits(searcher, flat, piece_bounds, offset, into_reverse, options.max_occurrences)
+            rows = sum(walked)
+            walked.clear()
+            locate = NeighbourLocate(searcher, mapper.ref_codes, flat, piece_bounds, read, offset, into_reverse)
+            fast = piece_hits(searcher, flat, piece_bounds, offset, into_reverse, options.max_occurrences, locate)
+        finally:
+            del searcher._locate
+        for field in ("piece", "strand", "text_pos", "diagonal", "counts"):
+            assert getattr(fast, field).tolist() == getattr(plain, field).tolist(), field
+        totals[0] += rows
+        totals[1] += sum(walked)
+        with_ref = find_chains(searcher, batch.codes, batch.bounds, options, mapper.ref_codes)
+        without = find_chains(searcher, batch.codes, batch.bounds, options)
+        for field in ("offsets", "strand", "diag_lo", "diag_hi", "anchor", "weight"):
+            assert getattr(with_ref, field).tolist() == getattr(without, field).tolist(), field
+    # 30-base seeds mostly stop early (verify shortcut): those rows are walked as before
+    assert totals[1] <= {8: totals[0] - 1, 19: totals[0] / 2, 30: totals[0]}[seed_length]
+
+
 def _near_gapless(rng, case: int) -> tuple[str, str, int]:
     """(read, window, diagonal): a read copied from the window at the diagonal with two or three
     substitutions placed where a clip or a gap might beat them (near an end, close together),
