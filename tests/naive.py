@@ -156,6 +156,37 @@ def clip_alignment_score(q: str, t: str, match: int, mismatch: int, ambiguous: i
     return best
 
 
+
+def floor_alignments(q: str, t: str, d_lo: int, d_hi: int, match: int, mismatch: int, ambiguous: int, gap_open: int,
+                     gap_extend: int, clip: int):
+    """The best score with clip penalties among: the read's bases [a, b) laid without gaps
+    from window position d + a, d in (d_lo, d_hi), clip paid at a > 0 and at b < len(q); and
+    (d_hi > d_lo) the read's first s bases on d_lo and the rest on d_hi after a deletion of
+    d_hi - d_lo, or its first s on d_hi, the next d_hi - d_lo inserted and the rest on d_lo
+    (0 < s, and at least one base after the gap). None where the whole read does not fit the
+    window on both diagonals."""
+    m, gap = len(q), d_hi - d_lo
+    if m == 0 or d_lo < 0 or d_hi + m > len(t):
+        return None
+
+    def s(i, d):
+        a, b = q[i], t[d + i]
+        return -ambiguous if a not in "ACGT" or b not in "ACGT" else (match if a == b else -mismatch)
+
+    scores = []
+    for d in {d_lo, d_hi}:
+        for a in range(m):
+            for b in range(a + 1, m + 1):
+                scores.append(sum(s(i, d) for i in range(a, b)) - (clip if a else 0) - (clip if b < m else 0))
+    if gap:
+        cost = gap_open + gap * gap_extend
+        for split in range(1, m):
+            scores.append(sum(s(i, d_lo) for i in range(split)) + sum(s(i, d_hi) for i in range(split, m)) - cost)
+            if split + gap < m:
+                scores.append(sum(s(i, d_hi) for i in range(split)) + sum(s(i, d_lo) for i in range(split + gap, m))
+                              - cost)
+    return max(scores)
+
 def cigar_tags(read: str, ref: str, pos: int, cigar: str, match: int, mismatch: int, ambiguous: int, gap_open: int,
                gap_extend: int) -> tuple[int, str, int]:
     """(NM, MD, score) of a SAM alignment recomputed from its SEQ, the reference record, its

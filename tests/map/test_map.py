@@ -11,7 +11,7 @@ import pysam
 import pytest
 
 from seqsift.errors import InputError, UsageError
-from seqsift.map._extend import OP_D, OP_I, OP_M, clip_align
+from seqsift.map._extend import NEG, OP_D, OP_I, OP_M, alignment_floor, clip_align
 from seqsift.map.api import map_reads
 from seqsift.map.scoring import MapOptions, mapq
 from tests.naive import clip_alignment_score, cigar_tags, reverse_complement
@@ -25,13 +25,13 @@ def codes(seq: str) -> np.ndarray:
     return np.array([CODE.get(c, 4) for c in seq], np.int8)
 
 
-def run_kernel(q: str, t: str, dlo: int, dhi: int, clip5=O.clip, clip3=O.clip):
+def run_kernel(q: str, t: str, dlo: int, dhi: int, clip5=O.clip, clip3=O.clip, floor=NEG, scores=SCORES):
     width = dhi - dlo + 1
     trace = np.empty((len(q) + 1) * width, np.int8)
     ops = np.empty(len(q) + len(t) + 1, np.int64)
     lens = np.empty_like(ops)
-    total, score, qb, qe, tb, te, runs = clip_align(codes(q), codes(t), dlo, dhi, *SCORES, clip5, clip3, trace, ops,
-                                                    lens)
+    total, score, qb, qe, tb, te, runs = clip_align(codes(q), codes(t), dlo, dhi, *scores, clip5, clip3, floor, trace,
+                                                    ops, lens)
     return total, score, qb, qe, tb, te, list(zip(ops[:runs].tolist(), lens[:runs].tolist()))
 
 
@@ -88,6 +88,40 @@ def test_kernel_matches_oracle(rng, case):
         assert (got_score, got_qe, got_te) == (score, qe, te)
         assert all(dlo <= j - i <= dhi for i, j in ((qb, tb), (qe, te)))
 
+
+
+@pytest.mark.parametrize("case", range(60))
+def test_a_floor_prunes_the_band_without_changing_the_answer(rng, case):
+    """alignment_floor against tests/naive.floor_alignments (the same few alignments, listed
+    one by one) and never above the band's best (the full-matrix oracle); clip_align given that
+    floor returns what it returns without one, score, ends and CIGAR alike: reads copied with
+    substitutions, indels and N near the chain's two diagonals, random windows, other scores."""
+    from tests.naive import floor_alignments
+
+    m = int(rng.integers(1, 60))
+    q = random_dna(rng, m)
+    if case % 5 == 0:
+        q = q[: m // 2] + "N" + q[m // 2 + 1 :]
+    flank = int(rng.integers(0, 12))
+    if case % 4 == 3:
+        t = random_dna(rng, m + 2 * flank + int(rng.integers(0, 6)))
+    else:
+        t = random_dna(rng, flank) + mutate(rng, q, 0.08, 0.05) + random_dna(rng, int(rng.integers(0, 12)))
+    q = q[:m]
+    d_lo = flank - int(rng.integers(0, 3))
+    d_hi = d_lo + int(rng.integers(0, 6))
+    scores = SCORES if case % 3 else (int(rng.integers(1, 3)), int(rng.integers(0, 6)), int(rng.integers(0, 3)),
+                                      int(rng.integers(0, 7)), int(rng.integers(1, 3)))
+    clip = int(rng.integers(0, 8))
+    band = int(rng.integers(0, 8))
+    dlo, dhi = d_lo - band, d_hi + band
+    floor = alignment_floor(codes(q), codes(t), d_lo, d_hi, *scores, clip)
+    expected = floor_alignments(q, t, d_lo, d_hi, *scores, clip)
+    assert floor == (NEG if expected is None else expected)
+    if floor == NEG:
+        return
+    assert floor <= clip_alignment_score(q, t, *scores, clip, clip, band=(dlo, dhi))
+    assert run_kernel(q, t, dlo, dhi, clip, clip, floor, scores) == run_kernel(q, t, dlo, dhi, clip, clip, NEG, scores)
 
 def test_kernel_prefers_clipping_only_when_it_pays():
     ref = "ACGTTGCAAGGCTTACGATCGATCGGATCCATGCAAGTC"
@@ -462,6 +496,86 @@ def test_chain_kernel_matches_the_oracle(rng):
         assert offsets[reads] == total
 
 
+
+def test_piece_codes_are_the_reads_pieces(rng):
+    """seeding.pieces and the compiled copy of their codes against slicing each read: pieces at
+    0, step, 2 step, ... and the last k bases, a read shorter than k one piece; reads of every
+    length from empty up, codes 0-3 and 255."""
+    from seqsift.map.seeding import _PIECE_CODES, pieces
+
+    for _ in range(100):
+        k, step = int(rng.integers(1, 25)), int(rng.integers(1, 15))
+        lengths = rng.integers(0, 80, int(rng.integers(1, 12)))
+        bounds = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
+        codes = rng.choice(np.array([0, 1, 2, 3, 255], np.uint8), int(bounds[-1]))
+        read, offset, length = pieces(bounds, k, step)
+        piece_bounds = np.concatenate(([0], np.cumsum(length))).astype(np.int64)
+        out = np.empty(int(piece_bounds[-1]), np.uint8)
+        _PIECE_CODES(codes, bounds, read, offset, piece_bounds, out)
+        got = [out[a:b].tolist() for a, b in zip(piece_bounds[:-1], piece_bounds[1:])]
+        expected = []
+        for r, m in enumerate(lengths.tolist()):
+            seq = codes[bounds[r] : bounds[r + 1]].tolist()
+            starts = sorted(set(list(range(0, m - k, step)) + [m - k])) if m > k else [0]
+            expected += [seq[o : o + k] for o in starts]
+        assert got == expected
+
+
+
+@pytest.mark.parametrize("seed_length", [8, 19, 30])
+def test_seed_hits_found_from_a_neighbour_are_those_the_lf_walks_find(genome, rng, tmp_path, seed_length):
+    """seeding.NeighbourLocate (pieces that occur once found on an earlier piece's diagonal)
+    against the LF walks alone: the same hits and chains for reads with substitutions, indels,
+    N, both strands, inside the repeat, across the N run and record ends, random ones; seeds
+    shorter than the index's k-mer and long enough for the search to stop early (those take no
+    part). Fewer rows walk."""
+    from seqsift.map.api import batches_of
+    from seqsift.map.mapper import Mapper, load_index
+    from seqsift.map.seeding import NeighbourLocate, find_chains, pieces
+    from seqsift.fmindex.seeds import piece_hits
+
+    ref_path, records, _ = genome
+    reads = simulate(rng, records, 120)
+    joined = records["one"] + records["two"]
+    reads += [(f"edge{k}", joined[len(records["one"]) - k : len(records["one"]) - k + 100], None) for k in (30, 60)]
+    mapper = Mapper(load_index(ref_path))
+    options = MapOptions(seed_length=seed_length, seed_step=7)
+    walked, totals = [], [0, 0]
+    searcher = mapper.searcher
+    plain_locate = searcher._locate
+
+    def counting(rows):
+        walked.append(rows.size)
+        return plain_locate(rows)
+
+    for batch in batches_of(write_fastq(tmp_path / "r.fq", reads), 40):
+        read, offset, length = pieces(batch.bounds, options.seed_length, options.seed_step)
+        piece_bounds = np.concatenate(([0], np.cumsum(length))).astype(np.int64)
+        flat = np.concatenate([batch.codes[batch.bounds[r] + o : batch.bounds[r] + o + n]
+                               for r, o, n in zip(read, offset, length)]).astype(np.uint8)
+        into_reverse = np.diff(batch.bounds)[read] - offset - length
+        searcher._locate = counting
+        try:
+            walked.clear()
+            plain = piece_hits(searcher, flat, piece_bounds, offset, into_reverse, options.max_occurrences)
+            rows = sum(walked)
+            walked.clear()
+            locate = NeighbourLocate(searcher, mapper.ref_codes, flat, piece_bounds, read, offset, into_reverse)
+            fast = piece_hits(searcher, flat, piece_bounds, offset, into_reverse, options.max_occurrences, locate)
+        finally:
+            del searcher._locate
+        for field in ("piece", "strand", "text_pos", "diagonal", "counts"):
+            assert getattr(fast, field).tolist() == getattr(plain, field).tolist(), field
+        totals[0] += rows
+        totals[1] += sum(walked)
+        with_ref = find_chains(searcher, batch.codes, batch.bounds, options, mapper.ref_codes)
+        without = find_chains(searcher, batch.codes, batch.bounds, options)
+        for field in ("offsets", "strand", "diag_lo", "diag_hi", "anchor", "weight"):
+            assert getattr(with_ref, field).tolist() == getattr(without, field).tolist(), field
+    # 30-base seeds mostly stop early (verify shortcut): those rows are walked as before
+    assert totals[1] <= {8: totals[0] - 1, 19: totals[0] / 2, 30: totals[0]}[seed_length]
+
+
 def _near_gapless(rng, case: int) -> tuple[str, str, int]:
     """(read, window, diagonal): a read copied from the window at the diagonal with two or three
     substitutions placed where a clip or a gap might beat them (near an end, close together),
@@ -587,6 +701,6 @@ def test_gapless_is_best_under_other_scores(rng):
         trace = np.empty((m + 1) * (dhi - dlo + 1), np.int8)
         ops = np.empty(m + len(window) + 1, np.int64)
         lens = np.empty_like(ops)
-        got = clip_align(q, t, dlo, dhi, *scores, clip, clip, trace, ops, lens)
+        got = clip_align(q, t, dlo, dhi, *scores, clip, clip, NEG, trace, ops, lens)
         assert tuple(got) == (score, score, 0, m, diag, diag + m, 1) and ops[0] == OP_M and lens[0] == m
     assert said_yes >= 20

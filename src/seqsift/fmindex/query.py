@@ -89,12 +89,15 @@ class Searcher:
         per_query = np.where(left > 0, 0, sizes) + np.bincount(query_of, keep, sizes.size).astype(np.int64)
         return per_query[0::2] + per_query[1::2]
 
-    def hits(self, codes: np.ndarray, bounds: np.ndarray, max_hits: int, seeds: np.ndarray | None = None) -> BatchHits:
+    def hits(self, codes: np.ndarray, bounds: np.ndarray, max_hits: int, seeds: np.ndarray | None = None,
+             locate=None) -> BatchHits:
         """Counts and located hits. Every occurrence is located so the listed ones are the first
         max_hits in reference order, whatever the count. seeds (uint64, one a read): list first
         the hit that the read's seed modulo its count picks among all of them (SAM's primary,
         uniform over every equally good place, not only the listed ones), then the first
-        max_hits - 1 others."""
+        max_hits - 1 others. locate(rows, starts, left), when given, finds the text positions of
+        the rows (query q's are rows[starts[q]:starts[q + 1]]; left: intervals') instead of
+        Searcher.locate: the read mapper's, where most seeds' positions follow from a neighbour's."""
         if max_hits == 0:  # counting only: nothing to list
             counts = self.count(codes, bounds)
             empty = np.empty(0, np.int64)
@@ -102,7 +105,7 @@ class Searcher:
                              strand=empty.astype(np.int8))
         lo, hi, left = self.intervals(codes, bounds)
         sizes = hi - lo
-        query_of, located, keep, starts = self._settled(codes, bounds, lo, sizes, left)
+        query_of, located, keep, starts = self._settled(codes, bounds, lo, sizes, left, locate)
         per_query = np.bincount(query_of, keep, sizes.size).astype(np.int64)
         counts = per_query[0::2] + per_query[1::2]
         offsets = np.concatenate(([0], np.cumsum(np.minimum(counts, max_hits)))).astype(np.int64)
@@ -111,22 +114,26 @@ class Searcher:
         _GATHER_HITS(starts, located, keep, max_hits, _NO_SEEDS if seeds is None else seeds, offsets, text_pos, strand)
         return BatchHits(counts=counts, offsets=offsets, text_pos=text_pos, strand=strand)
 
-    def _settled(self, codes, bounds, lo, walk, left):
+    def _settled(self, codes, bounds, lo, walk, left, locate=None):
         """(query, read position, kept, starts) of the first walk[q] rows from lo[q] of every
-        query, in query order: located, then checked against the text where the search stopped
-        early; query q's rows are [starts[q], starts[q + 1])."""
+        query, in query order: located (by locate(rows, starts, left) when given), then checked against
+        the text where the search stopped early; query q's rows are [starts[q], starts[q + 1])."""
         starts = np.zeros(walk.size + 1, np.int64)
         np.cumsum(walk, out=starts[1:])
         total = int(starts[-1])
         query_of, rows = np.empty(total, np.int64), np.empty(total, np.int64)
         _EXPAND_ROWS(lo, starts, query_of, rows)
-        located = self._locate(rows)
+        located = locate(rows, starts, left) if locate else self._locate(rows)
         a = self.a
         if located.size and int(located.max()) >= a.n:
             raise InputError(self.source, "the index is inconsistent: a located position lies past the text")
         keep = np.empty(total, np.uint8)
         _SETTLE(a.packed, self.gap_starts, self.gap_ends, codes, bounds, left, query_of, located, keep)
         return query_of, located, keep, starts
+
+    def locate(self, rows: np.ndarray) -> np.ndarray:
+        """The text position of each BWT row (LF walks to a sampled row)."""
+        return self._locate(rows)
 
     def _locate(self, rows: np.ndarray) -> np.ndarray:
         located = np.empty(rows.size, np.int64)

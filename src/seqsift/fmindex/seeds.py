@@ -56,13 +56,13 @@ class PieceHits:
 
 
 def piece_hits(searcher: Searcher, codes: np.ndarray, piece_bounds: np.ndarray, into_forward: np.ndarray,
-               into_reverse: np.ndarray, max_hits: int = ALL) -> PieceHits:
+               into_reverse: np.ndarray, max_hits: int = ALL, locate=None) -> PieceHits:
     """The first max_hits occurrences of each piece codes[piece_bounds[p]:piece_bounds[p+1]],
     both strands, with the diagonal of its read: piece p lies into_forward[p] bases into its read,
     and into_reverse[p] bases into the read's reverse complement (read length - offset - piece
     length). The one place seeds become read positions: approximate search and the read mapper
-    (map/seeding.py) both call it."""
-    found = searcher.hits(codes, piece_bounds, max_hits)
+    (map/seeding.py) both call it; locate: Searcher.hits'."""
+    found = searcher.hits(codes, piece_bounds, max_hits, locate=locate)
     piece = np.repeat(np.arange(piece_bounds.size - 1), np.diff(found.offsets))
     strand = found.strand.astype(np.int64)
     diagonal = found.text_pos - np.where(strand == 0, into_forward[piece], into_reverse[piece])

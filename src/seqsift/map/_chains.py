@@ -1,8 +1,21 @@
-"""The chaining kernel (seeding.py calls it precompiled): a batch's seed hits, grouped by read as
-the FM-index lists them, to each read's chains, strongest first. The rules are seeding.py's."""
+"""The seeding kernels (seeding.py calls them precompiled): a batch's pieces copied out of its
+reads for the FM-index search, and its seed hits, grouped by read as the FM-index lists them, to
+each read's chains, strongest first. The rules are seeding.py's."""
 
 import numpy as np
 from numba import njit
+
+
+@njit(nogil=True, cache=True, boundscheck=False)
+def piece_codes(codes, bounds, piece_read, offset, piece_bounds, out):
+    """Piece p's codes, codes[bounds[piece_read[p]] + offset[p]:][:its length], copied to
+    out[piece_bounds[p]:piece_bounds[p + 1]]: the search takes its queries end to end, and
+    overlapping pieces cannot be views of the reads. One pass without the index arrays numpy's
+    gather would build (8 bytes a base)."""
+    for p in range(piece_read.size):
+        start = bounds[piece_read[p]] + offset[p]
+        lo = piece_bounds[p]
+        out[lo : piece_bounds[p + 1]] = codes[start : start + piece_bounds[p + 1] - lo]
 
 
 @njit(nogil=True, cache=True)
@@ -88,3 +101,67 @@ def chain_hits(piece_read, piece, strand, text_pos, diag, counts, max_occurrence
             total += 1
     offsets[reads] = total
     return total
+
+
+@njit(nogil=True, cache=True, boundscheck=False)
+def plan_rows(piece_read, starts, left, plan, anchor_of, walk):
+    """Which rows of a batch's seed search must be located (seeding.NeighbourLocate): query q
+    = 2 p + strand of piece p has rows [starts[q], starts[q + 1]). plan[q] = 1 where q has one
+    row and an earlier piece of its read has one on that strand too (anchor_of[q]: the first
+    such query, located itself), else 0: its rows are listed in walk, their number returned.
+    Queries whose search stopped early (left[q] > 0: their rows stand for a suffix) take no
+    part."""
+    read = -1
+    anchor = np.full(2, -1, np.int64)
+    listed = 0
+    for p in range(piece_read.size):
+        if piece_read[p] != read:
+            read = piece_read[p]
+            anchor[0] = anchor[1] = -1
+        for s in range(2):
+            q = 2 * p + s
+            plan[q] = 0
+            if starts[q + 1] - starts[q] == 1 and left[q] == 0:
+                if anchor[s] < 0:
+                    anchor[s] = q
+                else:
+                    plan[q] = 1
+                    anchor_of[q] = anchor[s]
+                    continue
+            for i in range(starts[q], starts[q + 1]):
+                walk[listed] = i
+                listed += 1
+    return listed
+
+
+@njit(nogil=True, cache=True, boundscheck=False)
+def predict_rows(plan, anchor_of, starts, located, ref, codes, piece_bounds, into_forward, into_reverse, missed):
+    """For each query q with plan[q] = 1 (plan_rows), its one occurrence where its anchor's
+    diagonal puts it (the anchor's text position, less the anchor piece's offset into its read
+    or into the reverse complement, plus q's own), if the text (ref: codes 0-3, 4 at gaps and
+    record ends) there is q's query (piece p's codes; strand 1 their reverse complement): into
+    located[starts[q]]; else its row is listed in missed. Returns how many are. A query that
+    occurs once occurs there if anywhere, so the position is the one its row's LF walk would
+    reach."""
+    n = ref.size
+    listed = 0
+    for q in range(plan.size):
+        if plan[q] != 1:
+            continue
+        a = anchor_of[q]
+        p, pa, s = q >> 1, a >> 1, q & 1
+        into = into_forward if s == 0 else into_reverse
+        at = located[starts[a]] - into[pa] + into[p]
+        lo, hi = piece_bounds[p], piece_bounds[p + 1]
+        same = 0 <= at and at + hi - lo <= n
+        for i in range(hi - lo if same else 0):
+            b = np.int64(codes[lo + i]) if s == 0 else 3 - np.int64(codes[hi - 1 - i])
+            if ref[at + i] != b:
+                same = False
+                break
+        if same:
+            located[starts[q]] = at
+        else:
+            missed[listed] = starts[q]
+            listed += 1
+    return listed

@@ -37,11 +37,24 @@ DEL_OPEN, INS_OPEN = 4, 8  # D / I opened here from H (else extended)
 
 
 @njit(nogil=True, cache=True, boundscheck=False)
-def clip_align(q, t, dlo, dhi, match, mismatch, ambiguous, gap_open, gap_extend, clip5, clip3, trace, ops, lens):
+def clip_align(q, t, dlo, dhi, match, mismatch, ambiguous, gap_open, gap_extend, clip5, clip3, floor, trace, ops, lens):
     """Align read codes q (int8) to window codes t (int8) on diagonals j - i in [dlo, dhi].
-    trace: int8 scratch of at least (q.size + 1) * (dhi - dlo + 1); ops/lens: at least
-    q.size + t.size + 1 entries, filled with the CIGAR (M/I/D runs, first to last) between the
-    clips. Returns (score with clip penalties, score without them, qb, qe, tb, te, runs)."""
+    floor: the score with clip penalties of some alignment in the band (alignment_floor), or
+    NEG; no more than the best. trace: int8 scratch of at least (q.size + 1) * (dhi - dlo + 1);
+    ops/lens: at least q.size + t.size + 1 entries, filled with the CIGAR (M/I/D runs, first to
+    last) between the clips. Returns (score with clip penalties, score without them, qb, qe, tb,
+    te, runs).
+
+    The floor prunes the band without changing the answer. A cell of row i whose H is below
+    need(i) = floor - (m - i) * match lies on no alignment scoring floor or more (the rest of
+    the read adds at most match a base), so it cannot be the best end nor on the traceback's
+    path; the cells of a row worth filling are those reached from such cells of the row above
+    (its diagonal and the cell above: the columns from one left of the first to the last of
+    them), then rightwards while D stays at need(i) or more; where the clip alone (start(i))
+    reaches need(i), the whole row. Every value of need(i) or more is then exact (each comes
+    from a value of need(i - 1) or more above, or need(i) or more to its left), and every other
+    at most its true value, so each comparison the traceback reads (at cells of need(i) or more)
+    comes out as in the full band: the same best, ties and CIGAR. Unfilled cells hold NEG."""
     m, n = q.size, t.size
     width = dhi - dlo + 1
     open_extend = gap_open + gap_extend
@@ -64,29 +77,39 @@ def clip_align(q, t, dlo, dhi, match, mismatch, ambiguous, gap_open, gap_extend,
             prev_h[k] = 0
             if end0 > best:
                 best, best_i, best_j = end0, 0, j
+    alive_lo, alive_hi = 0, width - 1  # cells of the row above with H >= its need
+    prev_lo, prev_hi = 0, width - 1  # cells written in prev_h / prev_i
+    cur_lo, cur_hi = 0, -1  # and in cur_h / cur_i (two rows above: cleared before reuse)
     for i in range(1, m + 1):
         row_score = score[5 * q[i - 1] : 5 * q[i - 1] + 5]
         start = -clip5
         end_penalty = clip3 if i < m else 0
         row = i * width
+        need = floor - (m - i) * match
+        for k in range(cur_lo, cur_hi + 1):
+            cur_h[k] = NEG
+            cur_i[k] = NEG
         # the band's cells inside the matrix (0 <= j <= n); those outside stay NEG
         k_lo = max(0, -(i + dlo))
         k_hi = min(width - 1, n - i - dlo)
-        for k in range(width):
-            if k < k_lo or k > k_hi:
-                cur_h[k] = NEG
-                cur_i[k] = NEG
-                trace[row + k] = START
+        if start >= need:
+            first, until = k_lo, k_hi
+        else:
+            first, until = max(k_lo, alive_lo - 1), min(k_hi, alive_hi)
+        new_lo, new_hi = width, -1
         d = NEG
         left = NEG
-        for k in range(k_lo, k_hi + 1):
+        k = first
+        while k <= k_hi:
+            d_open = left - open_extend
+            d_ext = d - gap_extend
+            d = max(d_open, d_ext)
+            if k > until and d < need:  # nothing from above reaches need here, nor further right
+                break
             j = i + dlo + k
             i_open = prev_h[k + 1] - open_extend
             i_ext = prev_i[k + 1] - gap_extend
             iv = max(i_open, i_ext)
-            d_open = left - open_extend
-            d_ext = d - gap_extend
-            d = max(d_open, d_ext)
             # at j = 0 the diagonal's cell lies outside the matrix: prev_h[k] is NEG there
             diag = prev_h[k] + row_score[t[j - 1] if j > 0 else 4]
             h = start
@@ -104,8 +127,14 @@ def clip_align(q, t, dlo, dhi, match, mismatch, ambiguous, gap_open, gap_extend,
             cur_h[k] = h
             cur_i[k] = iv
             left = h
+            if h >= need:
+                new_lo = min(new_lo, k)
+                new_hi = k
             if h - end_penalty >= best:  # ties: the later row, so end-to-end wins over a clip
                 best, best_i, best_j = h - end_penalty, i, j
+            k += 1
+        cur_lo, cur_hi, prev_lo, prev_hi = prev_lo, prev_hi, first, k - 1
+        alive_lo, alive_hi = new_lo, new_hi
         prev_h, cur_h = cur_h, prev_h
         prev_i, cur_i = cur_i, prev_i
     # traceback from the best end, runs collected backwards then reversed
@@ -275,6 +304,47 @@ def gapless_is_best(q, t, diag, dlo, dhi, score, match, mismatch, gap_open, gap_
 
 
 @njit(nogil=True, cache=True, boundscheck=False)
+def alignment_floor(q, t, d_lo, d_hi, match, mismatch, ambiguous, gap_open, gap_extend, clip):
+    """The score with clip penalties (clip_align's objective) of the best of a few alignments
+    that lie on diagonals d_lo and d_hi (window positions of the read's first base, both in the
+    band): on each, the read without gaps, either end clipped where that pays; and where d_hi >
+    d_lo, the read's start on one and its end on the other joined by one gap of d_hi - d_lo
+    (a deletion from d_lo to d_hi, an insertion from d_hi to d_lo), split where that scores
+    most. A chain's own diagonals hold such an alignment, so the band's best is at least this:
+    clip_align's floor. NEG where the read does not fit the window on those diagonals."""
+    m, n = q.size, t.size
+    if m == 0 or d_lo < 0 or d_hi + m > n:
+        return NEG
+    best = NEG
+    gap = d_hi - d_lo
+    lo_sum = np.zeros(m + 1, np.int64)  # lo_sum[i]: the read's first i bases on d_lo, no gaps
+    hi_sum = np.zeros(m + 1, np.int64)
+    for i in range(m):
+        a = q[i]
+        for which in range(2):
+            b = t[(d_lo if which == 0 else d_hi) + i]
+            s = -ambiguous if a > 3 or b > 3 else (match if a == b else -mismatch)
+            if which == 0:
+                lo_sum[i + 1] = lo_sum[i] + s
+            else:
+                hi_sum[i + 1] = hi_sum[i] + s
+    for which in range(1 if gap == 0 else 2):
+        sums = lo_sum if which == 0 else hi_sum
+        # clipped ends: the read's bases [a, b) on this diagonal, clip paid for a > 0 and b < m
+        low = sums[0]  # the least sums[a] (plus clip where a > 0) over starts a < b
+        for b in range(1, m + 1):
+            best = max(best, sums[b] - low - (clip if b < m else 0))
+            low = min(low, sums[b] + clip)
+    if gap > 0:
+        cost = gap_open + gap * gap_extend
+        for split in range(1, m):  # deletion: [0, split) on d_lo, [split, m) on d_hi
+            best = max(best, lo_sum[split] + hi_sum[m] - hi_sum[split] - cost)
+        for split in range(1, m - gap):  # insertion: [0, split) on d_hi, [split + gap, m) on d_lo
+            best = max(best, hi_sum[split] + lo_sum[m] - lo_sum[split + gap] - cost)
+    return best
+
+
+@njit(nogil=True, cache=True, boundscheck=False)
 def differences(q, ref, qb, ops, lens, at, length):
     """SAM's NM of an alignment (q from base qb against ref from its start, CIGAR runs ops/lens)
     and its MD as events: at[e] (window offset) and length[e] (0 a differing base, else a
@@ -357,9 +427,11 @@ def place_chain(read, diag_lo, diag_hi, anchor, ref, rec_starts, rec_lengths, pa
                 return 1, record, lo + d - rec_start, 0, m, score, score, m, 1
     if trace.size < need:
         return -1, record, 0, 0, 0, 0, 0, 0, 0
+    floor = alignment_floor(read, window, diag_lo - lo, diag_hi - lo, params[P_MATCH], params[P_MISMATCH],
+                            params[P_AMBIGUOUS], params[P_OPEN], params[P_EXTEND], params[P_CLIP])
     total, score, qb, qe, tb, te, runs = clip_align(read, window, dlo, dhi, params[P_MATCH], params[P_MISMATCH],
                                                     params[P_AMBIGUOUS], params[P_OPEN], params[P_EXTEND],
-                                                    params[P_CLIP], params[P_CLIP], trace, ops, lens)
+                                                    params[P_CLIP], params[P_CLIP], floor, trace, ops, lens)
     if runs == 0:
         return 0, record, 0, 0, 0, 0, 0, 0, 0
     return 1, record, lo + tb - rec_start, qb, qe, score, total, te - tb, runs

@@ -64,7 +64,7 @@ class Mapper:
     def placed(self, batch) -> tuple[np.ndarray, np.ndarray, int, np.ndarray, np.ndarray, np.ndarray]:
         """The batch's (forward, reverse-complement) codes and the placements of every read's
         strongest chains as Extender.place_table gives them (a table, rows in read order)."""
-        chains = find_chains(self.searcher, batch.codes, batch.bounds, self.options)
+        chains = find_chains(self.searcher, batch.codes, batch.bounds, self.options, self.ref_codes)
         forward, reverse = oriented(batch.codes)
         return (forward, reverse, *self.extender().place_table(forward, reverse, batch.bounds, chains))
 
