@@ -200,7 +200,7 @@ class PairBatches:
         both = joined(first, second)
         run = self.report.start(both)
         insert = insert_size(confident_sizes(run.table, run.primary, run.quality))
-        out, starts, used, mapped = self.report.finish(run, insert, UNPAIRED_PENALTY)
+        out, starts, used, mapped = self.report.finish(run, insert, UNPAIRED_PENALTY, CANDIDATES)
         later = np.flatnonzero(run.proper == 2)
         if later.size == 0:
             return out[:used].tobytes(), 2 * half, mapped
@@ -276,6 +276,8 @@ class PairBatches:
         # each end's own choice stands where the pair agrees with it (the common case)
         one = chosen1 if not rescued1 and chosen1 and chosen1[0].placement is a else choose(cand1 + rescued1, o, a)
         two = chosen2 if not rescued2 and chosen2 and chosen2[0].placement is b else choose(cand2 + rescued2, o, b)
+        if not one or not two:  # the pair's alignment of an end scores below min_score: the ends stand apart
+            return None
         return self._raised(one, q_pair), self._raised(two, q_pair), True
 
     @staticmethod
