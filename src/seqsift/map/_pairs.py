@@ -5,7 +5,13 @@ path on every pair.
 
 Mate rescue aligns the mate over the insert size's window with the extension kernel
 (_extend.place_chain, as Extender.place calls it); a rescued alignment becomes a new row of the
-placement table. A pair whose chosen ends need more than one record (a supplementary part, or
+placement table. Most windows hold no alignment scoring min_score (the anchor lies in a repeat
+shorter than the insert): before any, the windows a batch's rescues may align are scored by the
+alignment engine's many-pairs Smith-Waterman (alignment._pairs.fill, 32 windows in vector lanes,
+local, the same match, mismatch and gap scores), and place_chain runs only where that bound
+reaches min_score. The bound holds: place_chain's alignment is a local alignment of the read in
+that window, so its score (SAM's AS, clips not counted) is at most the best local score; reads or
+windows holding N (scored `ambiguous` by place_chain, a mismatch by fill) are not bounded. A pair whose chosen ends need more than one record (a supplementary part, or
 -a's secondary ones) is left to the Python path, as choose_one leaves such reads."""
 
 import math
@@ -13,10 +19,14 @@ import math
 import numpy as np
 from numba import njit
 
+from seqsift.alignment._pairs import fill
+from seqsift.alignment.pairs import LIMIT, N, PAIR_LANES, TARGET_N
 from seqsift.map._extend import place_chain
 from seqsift.map._report import R_MATCH, R_MIN_SCORE, R_MISMATCH, R_SEED_LENGTH, choose_ordered, insert_ranked, mapq
 from seqsift.map.layout import (C_OPS, C_POSITION, C_QB, C_QE, C_READ, C_RECORD, C_RUNS, C_SCORE, C_SPAN, C_STRAND,
-                                C_TOTAL, P_BAND)
+                                C_TOTAL, P_BAND, P_MATCH, P_MISMATCH, P_OPEN, P_EXTEND)
+
+NO_BOUND = 1 << 30  # a rescue window whose best score is not bounded beforehand
 
 
 @njit(inline="always", nogil=True)
@@ -46,12 +56,13 @@ def _top(table, first, last, candidates, out):
 
 @njit(nogil=True, cache=True)
 def _rescue(table, n, ops_all, lens_all, used, read, k, anchors, n_anchors, mates, n_mates, ref, rec_starts,
-            rec_lengths, params, min_score, insert, unpaired, scratch):
+            rec_lengths, params, min_score, insert, unpaired, scratch, bound, slot):
     """pairs.PairBatches._rescue: read k (oriented codes read[0] forward, read[1] reverse) aligned
     in the window of each of the two first anchors that needs it; each alignment scoring
     min_score becomes table row n, n + 1, ... and joins mates[n_mates:]. scratch: (trace, ops,
-    lens) of place_chain, grown here. Returns (rows, runs used, mates), rows -1 when table or
-    ops_all is too small."""
+    lens) of place_chain, grown here; bound[slot + i]: the best local score in anchor i's window
+    (NO_BOUND where not known). Returns (rows, runs used, mates), rows -1 when table or ops_all
+    is too small."""
     low, high = int(insert[2]), int(insert[3])
     best = 0
     for i in range(n_anchors):
@@ -66,27 +77,19 @@ def _rescue(table, n, ops_all, lens_all, used, read, k, anchors, n_anchors, mate
             placed |= _within(_facing(table, a, mates[j]), low, high)
         if placed:
             continue
-        record = table[a, C_RECORD]
-        start, record_length = rec_starts[record], rec_lengths[record]
-        length = read[0].size
-        if table[a, C_STRAND] == 0:  # the mate is reverse, ending within [position + low, position + high]
-            lo, hi = table[a, C_POSITION] + low - length, table[a, C_POSITION] + high - length
-        else:  # the mate is forward, starting within [end - high, end - low]
-            end = table[a, C_POSITION] + table[a, C_SPAN]
-            lo, hi = end - high, end - low
-        strand = 1 - table[a, C_STRAND]
-        lo, hi = max(lo, 0), min(max(hi, lo), record_length)
-        anchor = start + min(table[a, C_POSITION], record_length - 1)
+        if bound[slot + i] < min_score:  # no alignment in the window scores min_score
+            continue
+        strand, lo, hi, anchor = _window(table, a, read[0].size, low, high, rec_starts, rec_lengths)
         codes = read[strand]
         found, rec, position, qb, qe, score, total, span, runs = place_chain(
-            codes, start + lo, start + hi, anchor, ref, rec_starts, rec_lengths, params, trace, ops, lens)
+            codes, lo, hi, anchor, ref, rec_starts, rec_lengths, params, trace, ops, lens)
         if found < 0:  # Extender.place: the scratch grown once
             width = hi - lo + 2 * params[P_BAND] + 1
             trace = np.empty(2 * (codes.size + 1) * width, np.int8)
             ops = np.empty(2 * (2 * codes.size + width + 1), np.int64)
             lens = np.empty_like(ops)
             found, rec, position, qb, qe, score, total, span, runs = place_chain(
-                codes, start + lo, start + hi, anchor, ref, rec_starts, rec_lengths, params, trace, ops, lens)
+                codes, lo, hi, anchor, ref, rec_starts, rec_lengths, params, trace, ops, lens)
         if found <= 0 or score < min_score:
             continue
         if n >= table.shape[0] or used + runs > ops_all.size:
@@ -102,6 +105,111 @@ def _rescue(table, n, ops_all, lens_all, used, read, k, anchors, n_anchors, mate
         n_mates += 1
         n += 1
     return n, used, n_mates, (trace, ops, lens)
+
+
+@njit(inline="always", nogil=True)
+def _window(table, a, length, low, high, rec_starts, rec_lengths):
+    """(strand, first and last text position of the mate's first base, anchor) of the window
+    where anchor row a's mate (length bases) lies at an insert size in [low, high], inside a's
+    record (pairs.PairBatches._rescue)."""
+    record = table[a, C_RECORD]
+    start, record_length = rec_starts[record], rec_lengths[record]
+    if table[a, C_STRAND] == 0:  # the mate is reverse, ending within [position + low, position + high]
+        lo, hi = table[a, C_POSITION] + low - length, table[a, C_POSITION] + high - length
+    else:  # the mate is forward, starting within [end - high, end - low]
+        end = table[a, C_POSITION] + table[a, C_SPAN]
+        lo, hi = end - high, end - low
+    lo, hi = max(lo, 0), min(max(hi, lo), record_length)
+    return 1 - table[a, C_STRAND], start + lo, start + hi, start + min(table[a, C_POSITION], record_length - 1)
+
+
+@njit(nogil=True, cache=True)
+def _slots(table, k, anchors, n_anchors, certain, mates, n_mates, read, rec_starts, rec_lengths, params, insert,
+           unpaired, min_score, jobs, count, slot):
+    """The windows _rescue may align read k in from anchors[:2] (the first `certain` of them
+    known now), appended to jobs (slot, read, strand, window start, window end) from row count;
+    a window is left out where _rescue surely skips it (an anchor below the threshold or a mate
+    already facing it) or where it holds N. Returns the new count."""
+    low, high = int(insert[2]), int(insert[3])
+    best = 0
+    for i in range(n_anchors):
+        best = max(best, table[anchors[i], C_SCORE]) if i else table[anchors[i], C_SCORE]
+    band = params[P_BAND]
+    for i in range(min(2, certain)):
+        a = anchors[i]
+        if table[a, C_SCORE] < max(min_score, best - unpaired):
+            continue
+        placed = False
+        for j in range(n_mates):
+            placed |= _within(_facing(table, a, mates[j]), low, high)
+        if placed:
+            continue
+        strand, lo, hi, anchor = _window(table, a, read[0].size, low, high, rec_starts, rec_lengths)
+        record = np.searchsorted(rec_starts, anchor, "right") - 1  # place_chain's window
+        w0 = max(rec_starts[record], lo - band)
+        w1 = min(rec_starts[record] + rec_lengths[record], hi + read[0].size + band)
+        if w1 <= w0 or w1 - w0 >= LIMIT:
+            continue
+        jobs[count, 0], jobs[count, 1], jobs[count, 2], jobs[count, 3], jobs[count, 4] = slot + i, k, strand, w0, w1
+        count += 1
+    return count
+
+
+@njit(nogil=True, cache=True)
+def _bounds(jobs, count, forward, reverse, bounds, ref, params, bound):
+    """bound[slot] of each job: the best local Smith-Waterman score of its read in its window
+    (alignment._pairs.fill, PAIR_LANES windows at a time); jobs whose read or window holds N
+    keep NO_BOUND."""
+    size = forward.size
+    longest_q, longest_t = 1, 1
+    usable = np.zeros(count, np.bool_)
+    for x in range(count):
+        k, w0, w1 = jobs[x, 1], jobs[x, 3], jobs[x, 4]
+        m = bounds[k + 1] - bounds[k]
+        ok = 0 < m < LIMIT and m * (w1 - w0 + 1) <= 1 << 21  # 16-bit scores; at most 64 MiB of direction bytes
+        for j in range(w0, w1):
+            ok &= ref[j] < 4
+        for j in range(bounds[k], bounds[k + 1]):
+            ok &= forward[j] < 4
+        usable[x] = ok
+        if usable[x]:
+            longest_q = max(longest_q, bounds[k + 1] - bounds[k])
+            longest_t = max(longest_t, w1 - w0)
+    Q = np.empty((longest_q, PAIR_LANES), np.uint8)
+    T = np.empty((longest_t, PAIR_LANES), np.uint8)
+    H = np.empty((longest_t + 1, PAIR_LANES), np.int16)
+    D = np.empty((longest_t + 1, PAIR_LANES), np.int16)
+    dirs = np.empty((longest_q, longest_t + 1, PAIR_LANES), np.uint8)
+    best = np.empty(PAIR_LANES, np.int16)
+    best_i, best_j = np.empty(PAIR_LANES, np.int64), np.empty(PAIR_LANES, np.int64)
+    rows = np.zeros(PAIR_LANES, np.int64)
+    lane_job = np.empty(PAIR_LANES, np.int64)
+    match, mismatch = np.int16(params[P_MATCH]), np.int16(-params[P_MISMATCH])
+    open_extend, extend = np.int16(params[P_OPEN] + params[P_EXTEND]), np.int16(params[P_EXTEND])
+    x = 0
+    while x < count:
+        lanes = 0
+        Q[:] = N
+        T[:] = TARGET_N
+        rows[:] = 0
+        while x < count and lanes < PAIR_LANES:
+            if usable[x]:
+                k, strand, w0, w1 = jobs[x, 1], jobs[x, 2], jobs[x, 3], jobs[x, 4]
+                lo, hi = bounds[k], bounds[k + 1]
+                for i in range(hi - lo):
+                    Q[i, lanes] = forward[lo + i] if strand == 0 else reverse[size - hi + i]
+                for j in range(w1 - w0):
+                    T[j, lanes] = ref[w0 + j]
+                rows[lanes] = hi - lo
+                lane_job[lanes] = x
+                lanes += 1
+            x += 1
+        if lanes == 0:
+            break
+        fill(Q, T, rows, match, mismatch, open_extend, extend, H, D, dirs, best, best_i, best_j)
+        for lane in range(lanes):
+            if best[lane] < LIMIT:  # (reads are shorter than LIMIT: it is never reached)
+                bound[jobs[lane_job[lane], 0]] = best[lane]
 
 
 @njit(nogil=True, cache=True)
@@ -146,6 +254,24 @@ def pair_rescues(table, n, ops, lens, used, forward, reverse, bounds, ref, rec_s
     scratch = (np.empty(1 << 16, np.int8), np.empty(1024, np.int64), np.empty(1024, np.int64))
     chosen, subs, qualities, lists = (np.empty(2, np.int64), np.empty(2, np.int64), np.empty(2, np.int64),
                                       np.empty(2, np.int64))  # per end: primary, XS, MAPQ, XA rows (-1: kept)
+    # the windows rescues may align, bounded beforehand in vector lanes (the module's docstring)
+    bound = np.full(4 * half, NO_BOUND, np.int64)  # pair r's slots 4r, 4r + 1: end 2; 4r + 2, 4r + 3: end 1
+    jobs = np.empty((4 * half, 5), np.int64)
+    count = 0
+    for r in range(half):
+        if proper[r] != 2 or more[r] or more[r + half] or high < 0:
+            continue
+        k1, k2 = r, r + half
+        reads1 = (forward[bounds[k1] : bounds[k1 + 1]], reverse[size - bounds[k1 + 1] : size - bounds[k1]])
+        reads2 = (forward[bounds[k2] : bounds[k2 + 1]], reverse[size - bounds[k2 + 1] : size - bounds[k2]])
+        t1 = _top(table, first_row[k1], first_row[k1 + 1], candidates, top1)
+        t2 = _top(table, first_row[k2], first_row[k2 + 1], candidates, top2)
+        count = _slots(table, k2, top1, t1, t1, top2, t2, reads2, rec_starts, rec_lengths, params, insert, unpaired,
+                       min_score, jobs, count, 4 * r)
+        # end 1's anchors: top2 and the rescued ones after it, so its second is known where top2 has two
+        count = _slots(table, k1, top2, t2, t2, top1, t1, reads1, rec_starts, rec_lengths, params, insert, unpaired,
+                       min_score, jobs, count, 4 * r + 2)
+    _bounds(jobs, count, forward, reverse, bounds, ref, params, bound)
     for r in range(half):
         if proper[r] != 2 or more[r] or more[r + half] or high < 0:
             continue
@@ -156,11 +282,11 @@ def pair_rescues(table, n, ops, lens, used, forward, reverse, bounds, ref, rec_s
         t2 = _top(table, first_row[k2], first_row[k2 + 1], candidates, top2)
         # rescued2 from top1 (joining top2), then rescued1 from top2 + rescued2 (joining top1)
         n, used, m2, scratch = _rescue(table, n, ops, lens, used, reads2, k2, top1, t1, top2, t2, ref, rec_starts,
-                                       rec_lengths, params, min_score, insert, unpaired, scratch)
+                                       rec_lengths, params, min_score, insert, unpaired, scratch, bound, 4 * r)
         if n < 0:
             return -1, 0, 0
         n, used, m1, scratch = _rescue(table, n, ops, lens, used, reads1, k1, top2, m2, top1, t1, ref, rec_starts,
-                                       rec_lengths, params, min_score, insert, unpaired, scratch)
+                                       rec_lengths, params, min_score, insert, unpaired, scratch, bound, 4 * r + 2)
         if n < 0:
             return -1, 0, 0
         best, second, scored, a_best, b_best = -math.inf, -math.inf, 0, -1, -1
