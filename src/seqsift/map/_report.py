@@ -468,7 +468,8 @@ def pair_choices(table, first_row, primary, quality, more, insert, unpaired, opt
     r (reads r and r + half) has one placement, both reported, facing each other within the
     insert size (insert: mean, std, low, high): the pair's score against the ends' own, MAPQs
     raised by the pair's lead. proper[r]: 1 a proper pair, 0 ends placed apart (also every pair
-    when insert[3] < 0: no estimate), 2 left to the Python path."""
+    when insert[3] < 0: no estimate), 2 left to _pairs.pair_rescues (or, where an end needs more
+    than one record, to the Python path)."""
     half = primary.size // 2
     mean, std, low, high = insert[0], insert[1], insert[2], insert[3]
     match = opts[R_MATCH]

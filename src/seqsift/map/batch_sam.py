@@ -1,8 +1,8 @@
 """SAM records of a batch by compiled calls (_report.py, called precompiled): each read's choice,
 MAPQ, CIGAR, NM, MD and record bytes without a Python object per read; for pairs also the pair's
-choice where it needs no rescue. The few reads that need more than one record (chimeric reads,
--a) and pairs that need the rest of pairs.py are written by the Python path (choose.py,
-pairs.py, sam.py), in their place."""
+choice, mate rescue included (_pairs.py). The few reads that need more than one record (chimeric
+reads, -a), and the pairs with such an end, are written by the Python path (choose.py, pairs.py,
+sam.py), in their place."""
 
 from __future__ import annotations
 
@@ -106,7 +106,7 @@ class PairRun:
     """A batch of both ends (pairs.joined) placed and each read chosen alone: the placement
     table (layout.C_* columns), per read its first row, primary row, XS, MAPQ and whether more
     records follow, its XA alternatives' rows alts[alt_start[r]:alt_start[r + 1]]; proper per pair
-    once finished (0, 1, or 2: left to pairs.py)."""
+    once finished (0, 1, or 2: an end needs more than one record, left to pairs.py)."""
 
     batch: object
     forward: np.ndarray

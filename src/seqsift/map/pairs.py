@@ -8,7 +8,8 @@ of the mean. A batch with fewer than MIN_PAIRS such pairs is mapped end by end (
 0x2). The estimate depends on the batch alone, so output is the same at any thread count.
 
 Mate rescue: where an end's mate has no alignment at the expected distance, the mate is aligned
-by the same clip-aware kernel over the whole window the insert size allows.
+by the same clip-aware kernel over the whole window the insert size allows (the compiled path,
+_pairs.py, first bounds each window's best score and skips those that cannot reach min_score).
 
 Pair score: the two ends' scores plus 0.721 log(2 erfc(|z| / sqrt 2)) match, z the insert's
 deviation in standard deviations; the pair wins over the ends' own best alignments when it
@@ -193,8 +194,9 @@ class PairBatches:
 
     def __call__(self, batches: tuple[ReadBatch, ReadBatch]) -> tuple[bytes, int, int]:
         """Both ends placed and chosen as one batch (end 1's reads, then end 2's) by the
-        compiled steps (batch_sam.PairReport); the pairs those leave (a rescue, several
-        candidates, chimeric or -a ends) by _pair and sam.records, in their place."""
+        compiled steps (batch_sam.PairReport), rescues included; the pairs those leave (an end
+        that needs more than one record: chimeric or -a) by _pair and sam.records, in their
+        place."""
         first, second = batches
         half = len(first)
         both = joined(first, second)
