@@ -290,3 +290,35 @@ def test_rescue_bounds_are_local_scores_never_below_the_extension(rng):
         assert found >= 0
         assert not found or score <= bound[slot]
     assert 5 <= unbounded <= 40
+
+
+def test_rescue_bounds_split_calls_that_would_pass_their_cells(rng):
+    """_bounds starts a new call where a job would take the call's direction bytes past CELLS x
+    lanes: every job's bound is the one it gets alone."""
+    import numpy as np
+
+    from seqsift.map._pairs import CELLS, NO_BOUND, _bounds
+    from seqsift.map.extend import kernel_params, oriented
+    from seqsift.map.scoring import MapOptions
+
+    params = kernel_params(MapOptions())
+    ref = rng.integers(0, 4, 30_000).astype(np.int8)
+    lengths = [1000, 100, 60, 1000, 100]
+    windows = [(0, 1500), (5000, 25_000), (100, 400), (26_000, 27_400), (3000, 3300)]
+    assert lengths[0] * (windows[1][1] - windows[1][0] + 1) > CELLS >= lengths[1] * (windows[1][1] - windows[1][0] + 1)
+    reads = []
+    for m, (w0, w1) in zip(lengths, windows):  # a stretch of its window with a few changes
+        at = int(rng.integers(w0, w1 - m))
+        read = ref[at : at + m].copy()
+        read[rng.random(m) < 0.05] = rng.integers(0, 4)
+        reads.append(read.astype(np.uint8))
+    codes = np.concatenate(reads)
+    bounds = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
+    forward, reverse = oriented(codes)
+    jobs = np.array([(x, x, 0, w0, w1) for x, (w0, w1) in enumerate(windows)], np.int64)
+    together = np.full(len(jobs), NO_BOUND, np.int64)
+    _bounds(jobs, len(jobs), forward, reverse, bounds, ref, params, together)
+    alone = np.full(len(jobs), NO_BOUND, np.int64)
+    for x in range(len(jobs)):
+        _bounds(jobs[x : x + 1], 1, forward, reverse, bounds, ref, params, alone)
+    assert (together == alone).all() and (together < NO_BOUND).all() and together[0] > 500

@@ -27,6 +27,7 @@ from seqsift.map.layout import (C_OPS, C_POSITION, C_QB, C_QE, C_READ, C_RECORD,
                                 C_TOTAL, P_BAND, P_MATCH, P_MISMATCH, P_OPEN, P_EXTEND)
 
 NO_BOUND = 1 << 30  # a rescue window whose best score is not bounded beforehand
+CELLS = 1 << 21  # cells of one bounding call (x PAIR_LANES direction bytes: 64 MiB)
 
 
 @njit(inline="always", nogil=True)
@@ -158,28 +159,21 @@ def _slots(table, k, anchors, n_anchors, certain, mates, n_mates, read, rec_star
 @njit(nogil=True, cache=True)
 def _bounds(jobs, count, forward, reverse, bounds, ref, params, bound):
     """bound[slot] of each job: the best local Smith-Waterman score of its read in its window
-    (alignment._pairs.fill, PAIR_LANES windows at a time); jobs whose read or window holds N
-    keep NO_BOUND."""
+    (alignment._pairs.fill, up to PAIR_LANES windows a call, each call's direction bytes at most
+    CELLS x PAIR_LANES); jobs whose read or window holds N, or that alone pass CELLS, keep
+    NO_BOUND."""
     size = forward.size
-    longest_q, longest_t = 1, 1
     usable = np.zeros(count, np.bool_)
     for x in range(count):
         k, w0, w1 = jobs[x, 1], jobs[x, 3], jobs[x, 4]
         m = bounds[k + 1] - bounds[k]
-        ok = 0 < m < LIMIT and m * (w1 - w0 + 1) <= 1 << 21  # 16-bit scores; at most 64 MiB of direction bytes
+        ok = 0 < m < LIMIT and m * (w1 - w0 + 1) <= CELLS  # 16-bit scores; bounded direction bytes
         for j in range(w0, w1):
             ok &= ref[j] < 4
         for j in range(bounds[k], bounds[k + 1]):
             ok &= forward[j] < 4
         usable[x] = ok
-        if usable[x]:
-            longest_q = max(longest_q, bounds[k + 1] - bounds[k])
-            longest_t = max(longest_t, w1 - w0)
-    Q = np.empty((longest_q, PAIR_LANES), np.uint8)
-    T = np.empty((longest_t, PAIR_LANES), np.uint8)
-    H = np.empty((longest_t + 1, PAIR_LANES), np.int16)
-    D = np.empty((longest_t + 1, PAIR_LANES), np.int16)
-    dirs = np.empty((longest_q, longest_t + 1, PAIR_LANES), np.uint8)
+    space = np.empty(0, np.uint8)  # the direction bytes, reused from call to call
     best = np.empty(PAIR_LANES, np.int16)
     best_i, best_j = np.empty(PAIR_LANES, np.int64), np.empty(PAIR_LANES, np.int64)
     rows = np.zeros(PAIR_LANES, np.int64)
@@ -188,24 +182,35 @@ def _bounds(jobs, count, forward, reverse, bounds, ref, params, bound):
     open_extend, extend = np.int16(params[P_OPEN] + params[P_EXTEND]), np.int16(params[P_EXTEND])
     x = 0
     while x < count:
-        lanes = 0
-        Q[:] = N
-        T[:] = TARGET_N
-        rows[:] = 0
+        lanes, m, n = 0, 1, 1  # the call's jobs, longest read and window
         while x < count and lanes < PAIR_LANES:
             if usable[x]:
-                k, strand, w0, w1 = jobs[x, 1], jobs[x, 2], jobs[x, 3], jobs[x, 4]
-                lo, hi = bounds[k], bounds[k + 1]
-                for i in range(hi - lo):
-                    Q[i, lanes] = forward[lo + i] if strand == 0 else reverse[size - hi + i]
-                for j in range(w1 - w0):
-                    T[j, lanes] = ref[w0 + j]
-                rows[lanes] = hi - lo
+                k, w0, w1 = jobs[x, 1], jobs[x, 3], jobs[x, 4]
+                longer_m, longer_n = max(m, bounds[k + 1] - bounds[k]), max(n, w1 - w0)
+                if lanes and longer_m * (longer_n + 1) > CELLS:
+                    break  # this job starts the next call
+                m, n = longer_m, longer_n
                 lane_job[lanes] = x
                 lanes += 1
             x += 1
         if lanes == 0:
             break
+        Q = np.full((m, PAIR_LANES), N, np.uint8)
+        T = np.full((n, PAIR_LANES), TARGET_N, np.uint8)
+        rows[:] = 0
+        for lane in range(lanes):
+            k, strand, w0, w1 = jobs[lane_job[lane], 1], jobs[lane_job[lane], 2], jobs[lane_job[lane], 3], \
+                jobs[lane_job[lane], 4]
+            lo, hi = bounds[k], bounds[k + 1]
+            for i in range(hi - lo):
+                Q[i, lane] = forward[lo + i] if strand == 0 else reverse[size - hi + i]
+            for j in range(w1 - w0):
+                T[j, lane] = ref[w0 + j]
+            rows[lane] = hi - lo
+        if space.size < m * (n + 1) * PAIR_LANES:
+            space = np.empty(m * (n + 1) * PAIR_LANES, np.uint8)
+        dirs = space[: m * (n + 1) * PAIR_LANES].reshape((m, n + 1, PAIR_LANES))
+        H, D = np.empty((n + 1, PAIR_LANES), np.int16), np.empty((n + 1, PAIR_LANES), np.int16)
         fill(Q, T, rows, match, mismatch, open_extend, extend, H, D, dirs, best, best_i, best_j)
         for lane in range(lanes):
             if best[lane] < LIMIT:  # (reads are shorter than LIMIT: it is never reached)
