@@ -105,6 +105,14 @@ def _map_workload(rng, tmp_path):
         assert main(["map", str(ref), str(single), "-o", str(tmp_path / "s.sam"), "-q", *extra]) == 0
     r1, r2 = write_pairs(tmp_path, simulate_pairs(rng, records, 90))
     assert main(["map", str(ref), str(r1), str(r2), "-o", str(tmp_path / "p.sam"), "-q"]) == 0
+    # the Python pair path (pairs whose ends need more than one record): its rescues call place_chain
+    from seqsift.fmindex.reference import READ_CODE
+    from seqsift.map.mapper import Mapper, load_index
+    from seqsift.map.pairs import PairBatches, paired_batches
+
+    job = PairBatches(Mapper(load_index(ref)))
+    for batches in paired_batches(r1, r2, 1000, READ_CODE):
+        job.in_python(batches)
 
 
 WORKLOADS = {"find": (_find_workload, ("seqsift.find._cpu",)), "scan": (_scan_workload, ("seqsift.scan._cpu",)),

@@ -189,6 +189,9 @@ def test_compiled_pairs_equal_the_python_path(genome, rng, tmp_path, batch_reads
               ("far", one[3000:3150], reverse_complement(one[9000:9150]), None),
               ("repeat", one[:150], reverse_complement(one[300:450]), None),
               ("empty", "", one[5000:5150], None)]
+    hidden = "".join("N" if i % 40 == 5 else c if i % 12 != 6 else "ACGT"[("ACGT".index(c) + 1) % 4]
+                     for i, c in enumerate(reverse_complement(one[7300:7450])))
+    pairs += [("rescue_with_n", one[7000:7150], hidden, None)]  # a window the rescue bound leaves unbounded
     path = tmp_path / "rep.fa"
     path.write_text(f">chr1\n{one}\n>chr2\n{two}\n>copy\n{one[:200]}\n")
     r1, r2 = write_pairs(tmp_path, pairs)
@@ -224,3 +227,98 @@ def test_pair_names_are_compared_as_pair_name_compares_them(rng, tmp_path):
     flagged = _misnamed(a, b)
     truly = [r for r in range(300) if pair_name(a.name(r)) != pair_name(b.name(r))]
     assert [r for r in flagged if r in truly] == truly and len(truly) > 20
+
+
+def test_rescue_bounds_are_local_scores_never_below_the_extension(rng):
+    """_pairs._bounds, the best local score of a read in a rescue window (the alignment engine's
+    lanes), equals the full-matrix local score of tests/naive.py and is never below the score of
+    what place_chain aligns in that window: pair_rescues skips a window on it. Windows or reads
+    holding N stay unbounded. More windows than one call's lanes."""
+    import numpy as np
+
+    from seqsift.map._extend import place_chain
+    from seqsift.map._pairs import NO_BOUND, _bounds
+    from seqsift.map.extend import kernel_params, oriented
+    from seqsift.map.scoring import MapOptions
+    from tests.naive import alignment_score
+
+    o = MapOptions()
+    params = kernel_params(o)
+    text = random_dna(rng, 4000)
+    text = text[:1000] + "N" * 30 + text[1030:]
+    ref = np.frombuffer(text.encode(), np.uint8)
+    ref = np.select([ref == ord(c) for c in "ACGT"], [0, 1, 2, 3], 4).astype(np.int8)
+    reads, jobs = [], []
+    for x in range(70):
+        w0 = int(rng.integers(0, 3700))
+        w1 = w0 + int(rng.integers(70, 200))
+        m = int(rng.integers(20, 60))
+        kind = x % 4
+        if kind == 0:
+            read = random_dna(rng, m)
+        else:  # a stretch of the window, mutated, sometimes hanging out of it
+            at = int(rng.integers(w0 - 10, w1 - m + 10))
+            read = mutate(rng, text[max(at, 0) : max(at, 0) + m], 0.05 * kind, 0.02)
+            read = read.replace("N", "A") if x % 8 != 3 else read[:5] + "N" + read[6:]
+        strand = x % 2
+        reads.append(read if strand == 0 else reverse_complement(read))
+        jobs.append((x, x, strand, w0, w1))
+    codes = np.frombuffer("".join(reads).encode(), np.uint8)
+    codes = np.select([codes == ord(c) for c in "ACGT"], [0, 1, 2, 3], 255).astype(np.uint8)
+    bounds = np.concatenate(([0], np.cumsum([len(r) for r in reads]))).astype(np.int64)
+    forward, reverse = oriented(codes)
+    bound = np.full(len(jobs), NO_BOUND, np.int64)
+    _bounds(np.array(jobs, np.int64), len(jobs), forward, reverse, bounds, ref, params, bound)
+    starts, lengths = np.array([0], np.int64), np.array([ref.size], np.int64)
+    size, unbounded = forward.size, 0
+    for slot, k, strand, w0, w1 in jobs:
+        lo, hi = int(bounds[k]), int(bounds[k + 1])
+        read = forward[lo:hi] if strand == 0 else reverse[size - hi : size - lo]
+        letters = "".join("ACGTN"[c] for c in read)
+        window = text[w0:w1]
+        if "N" in letters or "N" in window:
+            assert bound[slot] == NO_BOUND
+            unbounded += 1
+            continue
+        assert bound[slot] == alignment_score(letters, window, lambda a, b: o.match if a == b else -o.mismatch,
+                                              o.gap_open, o.gap_extend)
+        band = o.band
+        trace, ops, lens = np.empty(1 << 20, np.int8), np.empty(4096, np.int64), np.empty(4096, np.int64)
+        diag_hi = max(w0 + band, w1 - (hi - lo) - band)
+        found, _, _, _, _, score, _, _, _ = place_chain(read, w0 + band, diag_hi, w0, ref, starts, lengths, params,
+                                                        trace, ops, lens)
+        assert found >= 0
+        assert not found or score <= bound[slot]
+    assert 5 <= unbounded <= 40
+
+
+def test_rescue_bounds_split_calls_that_would_pass_their_cells(rng):
+    """_bounds starts a new call where a job would take the call's direction bytes past CELLS x
+    lanes: every job's bound is the one it gets alone."""
+    import numpy as np
+
+    from seqsift.map._pairs import CELLS, NO_BOUND, _bounds
+    from seqsift.map.extend import kernel_params, oriented
+    from seqsift.map.scoring import MapOptions
+
+    params = kernel_params(MapOptions())
+    ref = rng.integers(0, 4, 30_000).astype(np.int8)
+    lengths = [1000, 100, 60, 1000, 100]
+    windows = [(0, 1500), (5000, 25_000), (100, 400), (26_000, 27_400), (3000, 3300)]
+    assert lengths[0] * (windows[1][1] - windows[1][0] + 1) > CELLS >= lengths[1] * (windows[1][1] - windows[1][0] + 1)
+    reads = []
+    for m, (w0, w1) in zip(lengths, windows):  # a stretch of its window with a few changes
+        at = int(rng.integers(w0, w1 - m))
+        read = ref[at : at + m].copy()
+        read[rng.random(m) < 0.05] = rng.integers(0, 4)
+        reads.append(read.astype(np.uint8))
+    codes = np.concatenate(reads)
+    bounds = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
+    forward, reverse = oriented(codes)
+    jobs = np.array([(x, x, 0, w0, w1) for x, (w0, w1) in enumerate(windows)], np.int64)
+    together = np.full(len(jobs), NO_BOUND, np.int64)
+    _bounds(jobs, len(jobs), forward, reverse, bounds, ref, params, together)
+    alone = np.full(len(jobs), NO_BOUND, np.int64)
+    for x in range(len(jobs)):
+        _bounds(jobs[x : x + 1], 1, forward, reverse, bounds, ref, params, alone)
+    assert (together == alone).all() and (together < NO_BOUND).all() and together[0] > 500

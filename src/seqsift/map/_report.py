@@ -100,12 +100,24 @@ def choose_one(table, first, last, length, opts, order, alts):
     if count == 0:
         return -1, 0, 0, False, 0
     for k in range(count):  # insertion sort: stable, as Python's sorted
-        row = first + k
-        at = k
-        while at > 0 and _before(table, row, order[at - 1]):
-            order[at] = order[at - 1]
-            at -= 1
-        order[at] = row
+        insert_ranked(table, order, 0, k, first + k)
+    return choose_ordered(table, count, length, opts, order, alts)
+
+
+@njit(inline="always", nogil=True)
+def insert_ranked(table, order, lo, at, row):
+    """Row into order[lo:at], kept in choose.ranked's order (after its equals: a stable sort)."""
+    while at > lo and _before(table, row, order[at - 1]):
+        order[at] = order[at - 1]
+        at -= 1
+    order[at] = row
+
+
+@njit(nogil=True, cache=True)
+def choose_ordered(table, count, length, opts, order, alts):
+    """choose_one from its rows ranked in order[:count] (the primary a pair chose first, where
+    there is one): the same answer."""
+    min_score = opts[R_MIN_SCORE]
     distinct = 0
     for k in range(count):
         row = order[k]
@@ -415,13 +427,14 @@ def report_single(table, n, ops, lens, forward, reverse, bounds, raw, name_lo, n
 
 @njit(nogil=True, cache=True)
 def report_pairs(table, n, ops, lens, forward, reverse, bounds, raw, name_lo, name_hi, seq, qual_lo, ref, rec_starts,
-                 names, name_off, comp, rg, opts, first_row, primary, quality, sub, alt_start, alts, proper, out, starts):
+                 names, name_off, comp, rg, opts, first_row, primary, quality, sub, alt_lo, alt_hi, alts, proper, out,
+                 starts):
     """The records of each pair r (sam.records with a Pairing): read r is its first end, read r
     + half its second, of a batch of 2 half reads; primary, quality and sub per read (from
-    choose_reads, then pair_choices; alt_start and alts: choose_reads' XA alternatives);
-    proper[r]: 0 or 1, or 2 for a pair written by the Python path (left empty). Pair r's records
-    at out[starts[r]:starts[r + 1]]. Returns (bytes written, reads mapped), or (-1, 0) when out
-    is too small."""
+    choose_reads, then pair_choices and _pairs.pair_rescues) and its XA alternatives' rows
+    alts[alt_lo[k]:alt_hi[k]]; proper[r]: 0 or 1, or 2 for a pair written by the Python path
+    (left empty). Pair r's records at out[starts[r]:starts[r + 1]]. Returns (bytes written,
+    reads mapped), or (-1, 0) when out is too small."""
     half = (bounds.size - 1) // 2
     rg_length = 0 if rg[0] == 0 else rg.size
     longest = _longest(name_off)
@@ -433,12 +446,16 @@ def report_pairs(table, n, ops, lens, forward, reverse, bounds, raw, name_lo, na
             continue
         for end in range(2):
             k, mate = r + end * half, r + (1 - end) * half
-            mate_runs = table[primary[mate], C_RUNS] if primary[mate] >= 0 else 0
-            if at + _room(table, first_row, bounds, name_lo, name_hi, k, longest, rg_length) + 24 * mate_runs > out.size:
+            runs = table[primary[mate], C_RUNS] if primary[mate] >= 0 else 0
+            if primary[k] >= 0 and not first_row[k] <= primary[k] < first_row[k + 1]:  # a rescued row: not in _room
+                runs += table[primary[k], C_RUNS]
+            for x in range(alt_lo[k], alt_hi[k]):
+                runs += table[alts[x], C_RUNS]
+            if at + _room(table, first_row, bounds, name_lo, name_hi, k, longest, rg_length) + 24 * runs > out.size:
                 return -1, 0
             at = _record(out, at, table, ops, lens, forward, reverse, bounds, raw, name_lo, name_hi, seq, qual_lo,
                          ref, rec_starts, names, name_off, comp, rg, rg_length, opts, k, primary[k], quality[k],
-                         sub[k], alts, alt_start[k], alt_start[k + 1], True, end == 0, proper[r] == 1, primary[mate],
+                         sub[k], alts, alt_lo[k], alt_hi[k], True, end == 0, proper[r] == 1, primary[mate],
                          bounds[mate + 1] - bounds[mate], event_at, event_length)
             mapped += primary[k] >= 0
     starts[half] = at
@@ -451,7 +468,8 @@ def pair_choices(table, first_row, primary, quality, more, insert, unpaired, opt
     r (reads r and r + half) has one placement, both reported, facing each other within the
     insert size (insert: mean, std, low, high): the pair's score against the ends' own, MAPQs
     raised by the pair's lead. proper[r]: 1 a proper pair, 0 ends placed apart (also every pair
-    when insert[3] < 0: no estimate), 2 left to the Python path."""
+    when insert[3] < 0: no estimate), 2 left to _pairs.pair_rescues (or, where an end needs more
+    than one record, to the Python path)."""
     half = primary.size // 2
     mean, std, low, high = insert[0], insert[1], insert[2], insert[3]
     match = opts[R_MATCH]

@@ -1,8 +1,8 @@
 """SAM records of a batch by compiled calls (_report.py, called precompiled): each read's choice,
 MAPQ, CIGAR, NM, MD and record bytes without a Python object per read; for pairs also the pair's
-choice where it needs no rescue. The few reads that need more than one record (chimeric reads,
--a) and pairs that need the rest of pairs.py are written by the Python path (choose.py,
-pairs.py, sam.py), in their place."""
+choice, mate rescue included (_pairs.py). The few reads that need more than one record (chimeric
+reads, -a), and the pairs with such an end, are written by the Python path (choose.py, pairs.py,
+sam.py), in their place."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import numpy as np
 from dataclasses import dataclass
 
 from seqsift.map.choose import choose
-from seqsift.map.extend import placements_of
+from seqsift.map.extend import kernel_params, placements_of
 from seqsift.map.sam import records
 from seqsift.map.scoring import MapOptions
 from seqsift.precompiled import Kernel
@@ -27,7 +27,12 @@ _PAIR = Kernel("seqsift.map._report", "pair_choices",
 _REPORT_PAIRS = Kernel("seqsift.map._report", "report_pairs",
                        "int64[:,:] int64 int64[:] int64[:] int8[:] int8[:] int64[:] uint8[:] int64[:] int64[:] uint8[:] "
                        "int64[:] int8[:] int64[:] uint8[:] int64[:] uint8[:] uint8[:] int64[:] int64[:] int64[:] "
-                       "int64[:] int64[:] int64[:] int64[:] uint8[:] uint8[:] int64[:]", results=2)
+                       "int64[:] int64[:] int64[:] int64[:] int64[:] uint8[:] uint8[:] int64[:]", results=2)
+_RESCUE = Kernel("seqsift.map._pairs", "pair_rescues",
+                 "int64[:,:] int64 int64[:] int64[:] int64 int8[:] int8[:] int64[:] int8[:] int64[:] int64[:] int64[:] "
+                 "int64[:] int64[:] int64[:] int64[:] int64[:] uint8[:] int64[:] int64[:] int64[:] int64 float64[:] "
+                 "int64 int64 uint8[:]", results=3)
+RESCUES_PER_PAIR = 4  # table rows pair_rescues may add: two rescues of each end
 
 # sam.py's complement (ACGTN and acgtn; any other letter stays)
 COMPLEMENT = np.arange(256, dtype=np.uint8)
@@ -53,6 +58,7 @@ class _Report:
         self.names = name_table(mapper.index.names)
         self.rg = np.frombuffer(f"\tRG:Z:{rg_id}".encode(), np.uint8) if rg_id else np.zeros(1, np.uint8)
         self.opts = report_options(mapper.options)
+        self.params = kernel_params(mapper.options)
 
     def room(self, batch, ops: np.ndarray) -> int:
         """A first guess of the batch's SAM bytes (the kernels say when it is short)."""
@@ -100,7 +106,7 @@ class PairRun:
     """A batch of both ends (pairs.joined) placed and each read chosen alone: the placement
     table (layout.C_* columns), per read its first row, primary row, XS, MAPQ and whether more
     records follow, its XA alternatives' rows alts[alt_start[r]:alt_start[r + 1]]; proper per pair
-    once finished (0, 1, or 2: left to pairs.py)."""
+    once finished (0, 1, or 2: an end needs more than one record, left to pairs.py)."""
 
     batch: object
     forward: np.ndarray
@@ -117,6 +123,7 @@ class PairRun:
     alt_start: np.ndarray
     alts: np.ndarray
     proper: np.ndarray | None = None
+    rows: int = 0  # the table's rows once finished: n, then the rescued mates'
 
 
 class PairReport(_Report):
@@ -134,25 +141,58 @@ class PairReport(_Report):
                 run.alt_start, run.alts)
         return run
 
-    def finish(self, run: PairRun, insert, unpaired: int) -> tuple[np.ndarray, np.ndarray, int, int]:
+    def finish(self, run: PairRun, insert, unpaired: int, candidates: int) -> tuple[np.ndarray, np.ndarray, int, int]:
         """(out, starts, bytes used, reads mapped) of the pairs the kernels choose and write:
-        pair r's records at out[starts[r]:starts[r + 1]], empty where run.proper[r] == 2."""
+        pair r's records at out[starts[r]:starts[r + 1]], empty where run.proper[r] == 2 (a pair
+        whose ends need more than one record). candidates: the alignments of each end tried in
+        pairs and as rescue anchors."""
         m, both = self.mapper, run.batch
         half = len(both) // 2
         run.proper = np.empty(max(half, 1), np.uint8)
         size = np.array([insert.mean, insert.std, insert.low, insert.high] if insert else [0, 1, 0, -1], np.float64)
         _PAIR(run.table, run.first_row, run.primary, run.quality, run.more, size, unpaired, self.opts, run.proper)
         run.proper = run.proper[:half]
+        alt_lo, alt_hi = run.alt_start[:-1].copy(), run.alt_start[1:].copy()
+        run.rows, table, ops, lens, alts = run.n, run.table, run.ops, run.lens, run.alts
+        if insert is not None and (run.proper == 2).any():
+            run.rows, table, ops, lens, alts, alt_lo, alt_hi = self._rescued(run, size, unpaired, candidates, alt_lo,
+                                                                              alt_hi)
         ref = m.index.reference
         starts = np.empty(half + 1, np.int64)
-        room = self.room(both, run.ops)
+        room = self.room(both, ops)
         while True:
             out = np.empty(room, np.uint8)
-            used, mapped = _REPORT_PAIRS(run.table, run.n, run.ops, run.lens, run.forward, run.reverse, both.bounds,
+            used, mapped = _REPORT_PAIRS(table, run.rows, ops, lens, run.forward, run.reverse, both.bounds,
                                          both.raw, both.name_lo, both.name_hi, both.seq, both.qual_lo, m.ref_codes,
                                          ref.starts, self.names[0], self.names[1], COMPLEMENT, self.rg, self.opts,
-                                         run.first_row, run.primary, run.quality, run.sub, run.alt_start, run.alts,
+                                         run.first_row, run.primary, run.quality, run.sub, alt_lo, alt_hi, alts,
                                          run.proper, out, starts)
             if used >= 0:
                 return out, starts, used, mapped
             room *= 2
+
+    def _rescued(self, run: PairRun, insert: np.ndarray, unpaired: int, candidates: int, alt_lo: np.ndarray,
+                 alt_hi: np.ndarray):
+        """_pairs.pair_rescues on the pairs pair_choices left (run.proper == 2): run.primary,
+        quality, sub and proper updated; returns (rows, table, ops, lens, alts, alt_lo, alt_hi)
+        with the rescued mates' rows after run.n."""
+        m, both = self.mapper, run.batch
+        ref = m.index.reference
+        later = int((run.proper == 2).sum())
+        rows, runs, listed = run.n + RESCUES_PER_PAIR * later, run.ops.size + 64 * later, run.alts.size + 16 * later
+        while True:
+            table = np.empty((rows, run.table.shape[1]), np.int64)
+            table[: run.n] = run.table[: run.n]
+            ops, lens = np.empty(runs, np.int64), np.empty(runs, np.int64)
+            ops[: run.ops.size], lens[: run.ops.size] = run.ops, run.lens
+            alts = np.empty(listed, np.int64)
+            alts[: run.alts.size] = run.alts
+            primary, quality, sub, proper = run.primary.copy(), run.quality.copy(), run.sub.copy(), run.proper.copy()
+            lo, hi = alt_lo.copy(), alt_hi.copy()
+            n, _, _ = _RESCUE(table, run.n, ops, lens, run.ops.size, run.forward, run.reverse, both.bounds, m.ref_codes,
+                              ref.starts, ref.lengths, self.params, self.opts, run.first_row, primary, quality, sub,
+                              run.more, lo, hi, alts, run.alts.size, insert, unpaired, candidates, proper)
+            if n >= 0:
+                run.primary, run.quality, run.sub, run.proper = primary, quality, sub, proper
+                return n, table, ops, lens, alts, lo, hi
+            rows, runs, listed = 2 * rows, 2 * runs, 2 * listed

@@ -8,7 +8,8 @@ of the mean. A batch with fewer than MIN_PAIRS such pairs is mapped end by end (
 0x2). The estimate depends on the batch alone, so output is the same at any thread count.
 
 Mate rescue: where an end's mate has no alignment at the expected distance, the mate is aligned
-by the same clip-aware kernel over the whole window the insert size allows.
+by the same clip-aware kernel over the whole window the insert size allows (the compiled path,
+_pairs.py, first bounds each window's best score and skips those that cannot reach min_score).
 
 Pair score: the two ends' scores plus 0.721 log(2 erfc(|z| / sqrt 2)) match, z the insert's
 deviation in standard deviations; the pair wins over the ends' own best alignments when it
@@ -200,14 +201,15 @@ class PairBatches:
 
     def _pairs(self, batches: tuple[ReadBatch, ReadBatch]) -> tuple[bytes, int, int]:
         """Both ends placed and chosen as one batch (end 1's reads, then end 2's) by the
-        compiled steps (batch_sam.PairReport); the pairs those leave (a rescue, several
-        candidates, chimeric or -a ends) by _pair and sam.records, in their place."""
+        compiled steps (batch_sam.PairReport), rescues included; the pairs those leave (an end
+        that needs more than one record: chimeric or -a) by _pair and sam.records, in their
+        place."""
         first, second = batches
         half = len(first)
         both = joined(first, second)
         run = self.report.start(both)
         insert = insert_size(confident_sizes(run.table, run.primary, run.quality))
-        out, starts, used, mapped = self.report.finish(run, insert, UNPAIRED_PENALTY)
+        out, starts, used, mapped = self.report.finish(run, insert, UNPAIRED_PENALTY, CANDIDATES)
         later = np.flatnonzero(run.proper == 2)
         if later.size == 0:
             return out[:used].tobytes(), 2 * half, mapped
@@ -283,6 +285,8 @@ class PairBatches:
         # each end's own choice stands where the pair agrees with it (the common case)
         one = chosen1 if not rescued1 and chosen1 and chosen1[0].placement is a else choose(cand1 + rescued1, o, a)
         two = chosen2 if not rescued2 and chosen2 and chosen2[0].placement is b else choose(cand2 + rescued2, o, b)
+        if not one or not two:  # the pair's alignment of an end scores below min_score: the ends stand apart
+            return None
         return self._raised(one, q_pair), self._raised(two, q_pair), True
 
     @staticmethod
