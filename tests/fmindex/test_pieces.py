@@ -77,6 +77,56 @@ def test_long_runs_and_periods_are_sorted_past_the_cover(rng):
         assert pieced(text, 500, 16).tolist() == naive_suffix_array(text)
 
 
+def n_runs_text(rng, n: int, ends_in_n: bool) -> np.ndarray:
+    """Random bases with runs of '#' (N) from 1 to 2,000 long, some followed by the same 1,100 bases
+    (followers alike for more than any cover's v) and some of equal length; '#' before the '$'
+    when ends_in_n."""
+    text = rng.integers(2, 6, n).astype(np.uint8)
+    follower = rng.integers(2, 6, 1100).astype(np.uint8)
+    for _ in range(int(rng.integers(2, 9))):
+        length = int(rng.choice([1, 7, 8, 9, 40, 300, 300, int(rng.integers(1, 2000))]))
+        at = int(rng.integers(0, n - length))
+        text[at : at + length] = 1
+        if rng.random() < 0.5 and at + length + follower.size < n:
+            text[at + length : at + length + follower.size] = follower
+    text[int(rng.integers(0, n - 300)) :][:300] = 1  # one long run at least
+    if ends_in_n:
+        text[-int(rng.integers(1, 600)) :] = 1
+    text[-1] = 0
+    return text
+
+
+@pytest.mark.parametrize("v,capacity", [(PREFIX, 1), (16, 37), (64, 1 << 20), (1024, 37)])
+def test_suffixes_in_long_n_runs_are_written_in_order(rng, v, capacity):
+    """The bucket of '#' runs (runs.py, put in order without a sort): against the obvious sort,
+    with the runs' suffixes cut into parts of `capacity` (1: every row a piece)."""
+    for ends_in_n in (False, True):
+        for _ in range(2):
+            text = n_runs_text(rng, int(rng.integers(3000, 5000)), ends_in_n)
+            want = naive_suffix_array(text)
+            sa = pieced(text, capacity, v)
+            assert sa.tolist() == want
+            in_runs = [rows.size for _, rows in suffix_pieces(text, capacity, v)
+                       if (text[rows[0] : rows[0] + PREFIX] == 1).sum() == PREFIX]
+            assert in_runs and max(in_runs) <= capacity  # however many suffixes the '#' bucket holds
+
+
+def test_an_index_of_a_reference_with_long_n_runs_is_the_same_in_small_pieces(tmp_path, rng):
+    """Records with runs of N (thousands long, one at a record's end, one at the reference's
+    end): the .ssx written from pieces of 1/50 of the text equals the one-piece file."""
+    bases = lambda k: "".join(rng.choice(list("ACGT"), k))  # noqa: E731
+    records = [("chr1", bases(3000) + "N" * 5000 + bases(2000) + "N" * 900 + bases(50)),
+               ("chr2", "N" * 2500 + bases(4000) + "N" * 5000),
+               ("chr3", bases(1000) + "N" * 5000 + bases(1000) + "N" * 700)]
+    path = tmp_path / "ref.fa"
+    path.write_text("".join(f">{n}\n{s}\n" for n, s in records))
+    ref = load_reference(path)
+    one, pieces = tmp_path / "one.ssx", tmp_path / "pieces.ssx"
+    FMIndex(ref, build_arrays(ref, sa_sample=8, kmer=4), "ref").save(one)
+    FMIndex(ref, build_arrays(ref, sa_sample=8, kmer=4, piece=ref.text.size // 50), "ref").save(pieces)
+    assert one.read_bytes() == pieces.read_bytes()
+
+
 @pytest.mark.parametrize("v", [8, 13, 64, 1024, 4096])
 def test_the_difference_cover_covers_every_difference(v):
     cover = difference_cover(v)

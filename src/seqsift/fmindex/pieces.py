@@ -13,7 +13,9 @@ D mod v. The suffixes starting at those positions (about 2 sqrt(v) / v of them, 
 are ranked first, by their first v symbols and then by prefix doubling over the sample alone;
 two suffixes that share v symbols are then ordered by the ranks of i + delta and j + delta, in
 constant time. No comparison reads more than v symbols, so long repeats and long runs of one
-symbol cost at most v / 21 key passes a suffix, never time quadratic in their length.
+symbol cost at most v / 21 key passes a suffix, never time quadratic in their length. The
+suffixes inside long runs of '#' (N in the FASTA: ~150 Mbp of hg38) are not sorted at all but
+written out in order, a piece at a time (runs.py).
 """
 
 from __future__ import annotations
@@ -24,8 +26,11 @@ from typing import Iterator
 import numpy as np
 from numba import njit
 
+from seqsift.fmindex.runs import find_runs, prefix_codes, write_runs
+
 PREFIX = 8  # symbols of a bucket's prefix: 6^8 buckets (1.7 M, 13 MiB of counts)
 BUCKETS = 6**PREFIX
+RUN_BUCKET = (BUCKETS - 1) // 5  # '#' x PREFIX (code 1 in every base-6 digit): the suffixes inside '#' runs
 SYMBOLS_PER_KEY = 21  # 3-bit symbol codes (1-6; 0 past the end or past the comparison's depth)
 SYMBOLS_PER_WORD = 16  # with a 16-bit index beside them, for groups of at most SMALL_GROUP
 SMALL_GROUP = 1 << 16
@@ -295,24 +300,89 @@ def _break_ties(positions, tied, v, member, size, delta, ranks):
 
 def _plan(counts: np.ndarray, capacity: int) -> list[tuple[int, int, int]]:
     """Pieces (first bucket, end bucket, first row): runs of buckets of at most `capacity`
-    suffixes together (a single larger bucket is a piece of its own)."""
+    suffixes together (a single larger bucket is a piece of its own); the bucket of '#' runs
+    always stands alone (RUN_BUCKET: runs.py writes it out in parts)."""
     pieces, start, held, row = [], 0, 0, 0
     nonzero = np.flatnonzero(counts)
     for b in nonzero.tolist():
         c = int(counts[b])
-        if held and held + c > capacity:
+        if held and (held + c > capacity or RUN_BUCKET in (b, start)):
             pieces.append((start, b, row))
             row += held
-            start, held = b, 0
+            held = 0
+        if not held:
+            start = b
         held += c
     if held:
         pieces.append((start, BUCKETS, row))
     return pieces
 
 
-def _pieces(text: np.ndarray, counts: np.ndarray, capacity: int, only_sample: bool, cover: Cover, limit: int):
-    """(first row, positions sorted by their first `limit` symbols, tie flags) per piece."""
+def _follower_order(text: np.ndarray, ends: np.ndarray, cover: Cover, ranks: np.ndarray | None):
+    """(the runs ending at `ends` in the order of the suffixes after them, each run's group):
+    sorted by their first v symbols, then by the sample's ranks where given, so every group is
+    one run; without ranks (the sample being ranked), runs whose followers share v symbols
+    share a group."""
+    codes = prefix_codes(text, ends, PREFIX)
+    order = np.argsort(codes, kind="stable")
+    followers, codes = ends[order], codes[order]
+    bounds = np.concatenate(([0], np.flatnonzero(np.diff(codes)) + 1, [ends.size])).astype(np.int64)
+    tied = np.empty(ends.size, np.uint8)
+    _refine(text, followers, bounds, cover.v, tied)
+    if ranks is not None:
+        _break_ties(followers, tied, cover.v, cover.member, cover.size, cover.delta, ranks)
+        tied[:] = 0
+    return np.searchsorted(ends, followers), np.cumsum(tied == 0) - 1
+
+
+def _run_pieces(text: np.ndarray, count: int, row: int, capacity: int, only_sample: bool, cover: Cover,
+                ranks: np.ndarray | None):
+    """The bucket of '#' runs (its `count` suffixes from `row` on) in parts of at most
+    `capacity`: (first row, positions, tie flags), in order without a sort (runs.py)."""
+    v, member = cover.v, cover.member
+    starts, ends = find_runs(text, PREFIX)
+    lengths = ends - starts
+    written = 0
+    if ends.size and text[ends[-1]] == 0:  # the run before the '$' first, its shortest suffixes first
+        last = ends[-1] - np.arange(PREFIX, lengths[-1] + 1, dtype=np.int64)
+        if only_sample:
+            last = last[member[last % v] >= 0]
+        for at in range(0, last.size, capacity):
+            part = last[at : at + capacity].copy()
+            yield row + written, part, np.zeros(part.size, np.uint8)
+            written += part.size
+        del last
+        ends, lengths = ends[:-1], lengths[:-1]
+    if not ends.size:
+        return
+    order, groups = _follower_order(text, ends, cover, ranks)
+    ends, lengths = ends[order], lengths[order]
+    by_length = np.argsort(-lengths, kind="stable")
+    state = np.array([lengths.max(), 0, 0, 0, -1, -1], np.int64)
+    active, scratch = np.empty(ends.size, np.int64), np.empty(ends.size, np.int64)
+    while written < count:
+        part = np.empty(min(capacity, count - written), np.int64)
+        tied = np.empty(part.size, np.uint8)
+        got = write_runs(ends, lengths, groups, by_length, PREFIX, state, active, scratch, only_sample, v, member,
+                         part, tied)
+        if got != part.size:
+            raise AssertionError(f"the '#' runs hold {written + got:,} suffixes, their bucket {count:,}")
+        yield row + written, part, tied
+        written += got
+        del part, tied
+
+
+def _pieces(text: np.ndarray, counts: np.ndarray, capacity: int, only_sample: bool, cover: Cover, limit: int,
+            ranks: np.ndarray | None = None):
+    """(first row, positions sorted by their first `limit` symbols, tie flags) per piece. The
+    bucket of '#' runs is cut where `capacity` says given the sample's ranks (its order then has
+    no ties); while the sample is ranked it is one piece, so no group of ties is cut."""
     for lo, hi, row in _plan(counts, capacity):
+        if lo == RUN_BUCKET:
+            count = int(counts[lo])
+            yield from _run_pieces(text, count, row, capacity if ranks is not None else count, only_sample, cover,
+                                   ranks)
+            continue
         positions, tied = _sorted_piece(text, counts, lo, hi, only_sample, cover, limit)
         yield row, positions, tied
         del positions, tied  # before the next piece is collected: one piece held at a time
@@ -348,7 +418,7 @@ def suffix_pieces(text: np.ndarray, capacity: int, v: int = DEFAULT_COVER) -> It
     cover = Cover(v)
     every, sample = _histograms(text, v, cover.member)
     ranks = rank_sample(text, cover, sample, capacity)
-    for row, positions, tied in _pieces(text, every, capacity, False, cover, v):
+    for row, positions, tied in _pieces(text, every, capacity, False, cover, v, ranks):
         _break_ties(positions, tied, v, cover.member, cover.size, cover.delta, ranks)
         del tied
         yield row, positions
