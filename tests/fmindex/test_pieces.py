@@ -49,10 +49,10 @@ def hostile_text(rng, n: int) -> np.ndarray:
     return text
 
 
-def pieced(text: np.ndarray, capacity: int, v: int) -> np.ndarray:
+def pieced(text: np.ndarray, capacity: int, v: int, threads: int = 1) -> np.ndarray:
     sa = np.full(text.size, -1, np.int64)
     row = 0
-    for first, rows in suffix_pieces(text, capacity, v):
+    for first, rows in suffix_pieces(text, capacity, v, threads):
         assert first == row and rows.size  # pieces come in row order, none empty
         sa[first : first + rows.size] = rows
         row += rows.size
@@ -111,6 +111,16 @@ def test_suffixes_in_long_n_runs_are_written_in_order(rng, v, capacity):
             assert in_runs and max(in_runs) <= capacity  # however many suffixes the '#' bucket holds
 
 
+@pytest.mark.parametrize("threads", [2, 3])
+def test_buckets_sorted_on_threads_give_the_same_rows(rng, threads):
+    """A piece's buckets sorted at once, runs of them on each thread (pieces._parts): the rows of
+    the obvious sort, whatever thread sorted which bucket."""
+    for make in (hostile_text, lambda rng, n: n_runs_text(rng, n, False)):
+        for _ in range(3):
+            text = make(rng, int(rng.integers(1500, 4000)))
+            assert pieced(text, int(rng.integers(200, 2000)), 16, threads).tolist() == naive_suffix_array(text)
+
+
 def test_an_index_of_a_reference_with_long_n_runs_is_the_same_in_small_pieces(tmp_path, rng):
     """Records with runs of N (thousands long, one at a record's end, one at the reference's
     end): the .ssx written from pieces of 1/50 of the text equals the one-piece file."""
@@ -124,6 +134,8 @@ def test_an_index_of_a_reference_with_long_n_runs_is_the_same_in_small_pieces(tm
     one, pieces = tmp_path / "one.ssx", tmp_path / "pieces.ssx"
     FMIndex(ref, build_arrays(ref, sa_sample=8, kmer=4), "ref").save(one)
     FMIndex(ref, build_arrays(ref, sa_sample=8, kmer=4, piece=ref.text.size // 50), "ref").save(pieces)
+    assert one.read_bytes() == pieces.read_bytes()
+    FMIndex(ref, build_arrays(ref, sa_sample=8, kmer=4, piece=ref.text.size // 50, threads=2), "ref").save(pieces)
     assert one.read_bytes() == pieces.read_bytes()
 
 
@@ -168,12 +180,14 @@ def test_pieces_give_the_one_piece_index_on_random_references(rng, monkeypatch, 
 
 @pytest.mark.parametrize("path", [data_file("klebsiella_HS11286.fa.gz"), LAMBDA], ids=["klebsiella", "lambda"])
 def test_pieces_give_the_same_index_file_on_real_references(tmp_path, path):
-    """Written .ssx files equal byte for byte: one piece, and pieces of 1/20 of the genome."""
+    """Written .ssx files equal byte for byte: one piece, and pieces of 1/20 of the genome on one
+    thread and on two."""
     ref = load_reference(path)
     one, pieces = tmp_path / "one.ssx", tmp_path / "pieces.ssx"
     FMIndex(ref, build_arrays(ref), "ref").save(one)
-    FMIndex(ref, build_arrays(ref, piece=ref.text.size // 20), "ref").save(pieces)
-    assert one.read_bytes() == pieces.read_bytes()
+    for threads in (1, 2):
+        FMIndex(ref, build_arrays(ref, piece=ref.text.size // 20, threads=threads), "ref").save(pieces)
+        assert one.read_bytes() == pieces.read_bytes()
 
 
 def test_search_on_an_index_built_in_pieces_matches_the_oracle(tmp_path, rng):

@@ -280,12 +280,14 @@ def plan_pieces(n: int, memory: int, held: int, cover: int = DEFAULT_COVER) -> i
 
 
 def build_arrays(reference: Reference, sa_sample: int = 32, repeat_sample: int | None = None, kmer: int | None = None,
-                 wide: bool | None = None, memory: int | None = None, piece: int | None = None) -> IndexArrays:
+                 wide: bool | None = None, memory: int | None = None, piece: int | None = None,
+                 threads: int = 1) -> IndexArrays:
     """repeat_sample 0, or not below sa_sample, marks no more in repeats (None: by the genome's
     size, default_repeat_sample); wide: 64-bit samples and k-mer rows (automatic past NARROW
     symbols; tests force it); memory: bytes the construction may hold (default_memory), beyond
     which the suffix array is sorted in pieces (pieces.py); piece: suffixes a piece holds, forcing
-    the piecewise sort (tests). Both sorts give the same index, byte for byte."""
+    the piecewise sort (tests); threads: how many sort a piece's buckets at once. Both sorts give
+    the same index, byte for byte, on any number of threads."""
     text = np.ascontiguousarray(reference.text)  # pydivsufsort needs a writable array
     n = int(text.size)
     repeat_sample = default_repeat_sample(n) if repeat_sample is None else repeat_sample
@@ -314,7 +316,7 @@ def build_arrays(reference: Reference, sa_sample: int = 32, repeat_sample: int |
     table = np.zeros((4**k, 2), positions)
     rows = _Rows(text, blocks, table, k, sa_sample, repeat_sample, window, positions)
     if piece:
-        for row, sa in suffix_pieces(text, piece):
+        for row, sa in suffix_pieces(text, piece, threads=threads):
             rows.add(row, sa)
             del sa
     else:

@@ -27,6 +27,7 @@ import numpy as np
 from numba import njit
 
 from seqsift.fmindex.runs import find_runs, prefix_codes, write_runs
+from seqsift.runner import split
 
 PREFIX = 8  # symbols of a bucket's prefix: 6^8 buckets (1.7 M, 13 MiB of counts)
 BUCKETS = 6**PREFIX
@@ -130,7 +131,7 @@ def _key(text, p, depth, limit, count):
     return key
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _refine(text, positions, bounds, limit, tied):
     """positions sorted by bucket (bounds: where each bucket starts, and the end) -> sorted by
     their first `limit` symbols, a group of suffixes at a time by the next 21 (numpy's sort, on
@@ -187,16 +188,37 @@ def _refine(text, positions, bounds, limit, tied):
 
 
 def _sorted_piece(text: np.ndarray, counts: np.ndarray, lo: int, hi: int, only_sample: bool, cover: "Cover",
-                  limit: int) -> tuple[np.ndarray, np.ndarray]:
-    """The suffixes of buckets [lo, hi), sorted by their first `limit` symbols, and the tie
-    flags (_refine)."""
+                  limit: int, ranks: np.ndarray | None = None, threads: int = 1) -> tuple[np.ndarray, np.ndarray]:
+    """The suffixes of buckets [lo, hi), sorted by their first `limit` symbols (_refine) and,
+    given the sample's ranks, past them (_break_ties); and the tie flags. Buckets are sorted
+    alone, so runs of them are sorted at once on `threads` threads, to the same rows."""
     bounds = np.zeros(hi - lo + 1, np.int64)
     np.cumsum(counts[lo:hi], out=bounds[1:])
     positions = np.empty(int(bounds[-1]), np.int64)
     _collect(text, lo, hi, only_sample, cover.v, cover.member, bounds[:-1].copy(), positions)
     tied = np.empty(positions.size, np.uint8)
-    _refine(text, positions, bounds, limit, tied)
+
+    def sort(part: tuple[int, int]) -> None:
+        first, last = int(bounds[part[0]]), int(bounds[part[1]])
+        rows, flags = positions[first:last], tied[first:last]
+        _refine(text, rows, bounds[part[0] : part[1] + 1] - first, limit, flags)
+        if ranks is not None:
+            _break_ties(rows, flags, cover.v, cover.member, cover.size, cover.delta, ranks)
+
+    split(sort, _parts(bounds, threads), threads)
     return positions, tied
+
+
+PARTS_PER_THREAD = 4  # runs of buckets a thread, so unequal ones even out
+
+
+def _parts(bounds: np.ndarray, threads: int) -> list[tuple[int, int]]:
+    """Runs of buckets [a, b) of about equal numbers of suffixes (bounds: where each bucket
+    starts, and the end), PARTS_PER_THREAD a thread; one run for one thread."""
+    parts = PARTS_PER_THREAD * threads if threads > 1 else 1
+    cuts = np.searchsorted(bounds, bounds[-1] * np.arange(1, parts) // parts)
+    points = np.unique(np.concatenate(([0], cuts, [bounds.size - 1])))
+    return list(zip(points[:-1].tolist(), points[1:].tolist()))
 
 
 @njit(cache=True)
@@ -260,7 +282,7 @@ def _less(x, y, v, member, size, delta, ranks):
     return ranks[_slot(x + t, v, member, size)] < ranks[_slot(y + t, v, member, size)]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _break_ties(positions, tied, v, member, size, delta, ranks):
     """Every group of suffixes that share v symbols, merge-sorted by the difference cover."""
     m = positions.size
@@ -373,8 +395,9 @@ def _run_pieces(text: np.ndarray, count: int, row: int, capacity: int, only_samp
 
 
 def _pieces(text: np.ndarray, counts: np.ndarray, capacity: int, only_sample: bool, cover: Cover, limit: int,
-            ranks: np.ndarray | None = None):
-    """(first row, positions sorted by their first `limit` symbols, tie flags) per piece. The
+            ranks: np.ndarray | None = None, threads: int = 1):
+    """(first row, positions sorted by their first `limit` symbols, tie flags) per piece, sorted
+    completely given the sample's ranks, each on `threads` threads (_sorted_piece). The
     bucket of '#' runs is cut where `capacity` says given the sample's ranks (its order then has
     no ties); while the sample is ranked it is one piece, so no group of ties is cut."""
     for lo, hi, row in _plan(counts, capacity):
@@ -383,19 +406,19 @@ def _pieces(text: np.ndarray, counts: np.ndarray, capacity: int, only_sample: bo
             yield from _run_pieces(text, count, row, capacity if ranks is not None else count, only_sample, cover,
                                    ranks)
             continue
-        positions, tied = _sorted_piece(text, counts, lo, hi, only_sample, cover, limit)
+        positions, tied = _sorted_piece(text, counts, lo, hi, only_sample, cover, limit, ranks, threads)
         yield row, positions, tied
         del positions, tied  # before the next piece is collected: one piece held at a time
 
 
-def rank_sample(text: np.ndarray, cover: Cover, sample_counts: np.ndarray, capacity: int) -> np.ndarray:
+def rank_sample(text: np.ndarray, cover: Cover, sample_counts: np.ndarray, capacity: int, threads: int = 1) -> np.ndarray:
     """Ranks of the sample's suffixes, by slot: first by v symbols, piece by piece, then the
     tied ones by prefix doubling (a tied suffix has no '$' in its first h symbols, so the one h
     further on lies in the text and in the sample)."""
     n, v = text.size, cover.v
     ranks = np.zeros(cover.samples(n), np.uint32 if cover.samples(n) < 1 << 32 else np.uint64)
     tied_members, tied_heads = [], []
-    for row, positions, tied in _pieces(text, sample_counts, capacity, True, cover, v):
+    for row, positions, tied in _pieces(text, sample_counts, capacity, True, cover, v, threads=threads):
         _name(positions, tied, row, v, cover.member, cover.size, ranks)
         grouped = tied.astype(bool)
         grouped[:-1] |= grouped[1:]  # a group's first member too
@@ -412,14 +435,15 @@ def rank_sample(text: np.ndarray, cover: Cover, sample_counts: np.ndarray, capac
     return ranks
 
 
-def suffix_pieces(text: np.ndarray, capacity: int, v: int = DEFAULT_COVER) -> Iterator[tuple[int, np.ndarray]]:
+def suffix_pieces(text: np.ndarray, capacity: int, v: int = DEFAULT_COVER, threads: int = 1
+                  ) -> Iterator[tuple[int, np.ndarray]]:
     """(first row, suffix array rows) piece by piece in row order, each piece at most `capacity`
-    suffixes unless one bucket alone holds more. The text ends with its one '$' (code 0)."""
+    suffixes unless one bucket alone holds more, each sorted on `threads` threads. The text ends
+    with its one '$' (code 0)."""
     cover = Cover(v)
     every, sample = _histograms(text, v, cover.member)
-    ranks = rank_sample(text, cover, sample, capacity)
-    for row, positions, tied in _pieces(text, every, capacity, False, cover, v, ranks):
-        _break_ties(positions, tied, v, cover.member, cover.size, cover.delta, ranks)
+    ranks = rank_sample(text, cover, sample, capacity, threads)
+    for row, positions, tied in _pieces(text, every, capacity, False, cover, v, ranks, threads):
         del tied
         yield row, positions
         del positions
