@@ -230,6 +230,8 @@ def test_memory_decides_one_piece_or_pieces():
     capacity = plan_pieces(n, 4 * n, held=2 * n)
     assert 0 < capacity < n
     assert plan_pieces(n, 5 * n, held=2 * n) > capacity
+    assert plan_pieces(n, 4 * n, held=2 * n, threads=4) < capacity  # each sorting thread's own memory
+    assert plan_pieces(n, 64 << 30, held=2 * n, threads=64) == 0  # threads never turn one piece into pieces
     with pytest.raises(UsageError, match="too little"):
         plan_pieces(n, 2 * n, held=2 * n)
 

@@ -266,11 +266,17 @@ def _held(n: int, k: int, sa_sample: int, repeat_sample: int, itemsize: int) -> 
     return BASE_MEMORY + n + (n // 64 + 1) * 64 + 2 * 4**k * itemsize + samples * itemsize
 
 
-def plan_pieces(n: int, memory: int, held: int, cover: int = DEFAULT_COVER) -> int:
-    """Suffixes a piece may hold within `memory` bytes, or 0 where the one-piece sort fits."""
+THREAD_MEMORY = 80 << 20  # bytes a sorting thread beyond the first adds (docs/benchmarks.md: 79 MB at -t 2, 0.25 Gbp)
+
+
+def plan_pieces(n: int, memory: int, held: int, cover: int = DEFAULT_COVER, threads: int = 1) -> int:
+    """Suffixes a piece may hold within `memory` bytes, or 0 where the one-piece sort fits. Each
+    thread past the first that sorts a piece's buckets holds its own scratch and allocator arena
+    (THREAD_MEMORY), taken from the pieces' room."""
     if held + n * (4 if n < 1 << 31 else 8) <= memory:
         return 0
     spare = memory - held - -(-n // cover) * difference_cover(cover).size * 4 - 4 * cover * cover - 2 * 8 * BUCKETS
+    spare -= (threads - 1) * THREAD_MEMORY
     capacity = spare // BYTES_PER_SUFFIX
     if capacity < 1 << 16:
         need = (memory - spare + (1 << 16) * BYTES_PER_SUFFIX) / 2**30
@@ -311,7 +317,7 @@ def build_arrays(reference: Reference, sa_sample: int = 32, repeat_sample: int |
     window = repeat_window(n) if repeat_sample else 0
     if piece is None:
         held = _held(n, k, sa_sample, repeat_sample, np.dtype(positions).itemsize)
-        piece = plan_pieces(n, default_memory(n) if memory is None else memory, held)
+        piece = plan_pieces(n, default_memory(n) if memory is None else memory, held, threads=threads)
     blocks = np.zeros((n // 64 + 1, WORDS), np.uint64)
     table = np.zeros((4**k, 2), positions)
     rows = _Rows(text, blocks, table, k, sa_sample, repeat_sample, window, positions)
