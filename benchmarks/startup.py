@@ -60,6 +60,10 @@ def inputs(tmp: Path, python: list[str], env: dict) -> dict[str, list[str]]:
         "seqsift align --dna pair.fa pair.fa": python + ["align", "--dna", str(tmp / "pair.fa"), str(tmp / "pair.fa")],
         "seqsift search ref.ssx reads.fq": python + ["search", str(tmp / "ref.ssx"), str(tmp / "reads.fq")],
         "seqsift map ref.ssx reads.fq": python + ["map", str(tmp / "ref.ssx"), str(tmp / "reads.fq"), "-q"],
+        "seqsift index ref.fa": python + ["index", str(tmp / "ref.fa"), "-o", str(tmp / "again.ssx"), "-q"],
+        "seqsift stats ref.ssx reads.fq": python + ["stats", str(tmp / "ref.ssx"), str(tmp / "reads.fq")],
+        "seqsift map --help": python + ["map", "--help"],
+        "seqsift find --help": python + ["find", "--help"],
     }
     for tool in ("rg", "grep"):
         if shutil.which(tool):

@@ -144,6 +144,24 @@ def test_find_on_the_cluster_skips_a_failing_file(tmp_path, client, rng):
         assert local == dask == (2, alone[1])
 
 
+def test_find_on_the_cluster_reports_procfs_pagemap_and_goes_on(tmp_path, client):
+    """Issue 30: /proc/self/pagemap (a regular file whose size reads 0, 256 GiB of zeros when read
+    in multiples of 8 bytes) used to be streamed to the workers until they were lost, and the run
+    never ended. It is named as failing, the files around it searched (exit 2). Run in a bounded
+    child, so a hang fails the test rather than stopping the suite."""
+    from tests.bounded import run_bounded, text
+
+    good = tmp_path / "good"
+    good.write_bytes(b"aaXbbX\n")
+    alone = run_bounded(["find", "X", str(good), str(good)])
+    run = run_bounded(["find", "X", str(good), "/proc/self/pagemap", str(good), "--dask", client.scheduler.address])
+    out, err = text(run)
+    assert alone.returncode == 0 and alone.stdout.count(b"\t") == 4
+    assert run.returncode == 2, err
+    assert run.stdout == alone.stdout
+    assert "/proc/self/pagemap: " in err and "internal error" not in err, err
+
+
 def test_find_records_on_real_data(tmp_path, client):
     genome = data_file("klebsiella_HS11286.fa.gz")
     local = seqsift.find_records("GATCAAC", genome, revcomp=True)
@@ -154,6 +172,9 @@ def test_find_records_on_real_data(tmp_path, client):
     local, dask = both(tmp_path, ["find", "--fasta", "--revcomp", "GATCAAC", str(genome), "--partition", "30K"],
                        client.scheduler.address)
     assert local == dask
+    several = ["find", "--fasta", "--revcomp", "-e", "GATCAAC", "-e", "GAATTC", str(genome), "--partition", "30K"]
+    local, dask = both(tmp_path, several, client.scheduler.address)  # several patterns (issue 25)
+    assert local == dask and local[0] == 0 and b"\tGAATTC\n" in local[1] and b"\tGATCAAC\n" in local[1]
 
 
 # -- signature scanning --------------------------------------------------------------------------

@@ -215,6 +215,61 @@ def test_a_cache_under_a_directory_anyone_may_write_is_not_used(tmp_path, monkey
     assert precompiled.private_dir("sub") == open_dir / "cache" / "sub"
 
 
+def _key_dir(cache, key, age_days, files=("k.o",), links=()):
+    """A directory as a key's, holding files and links (name, target), last used age_days before
+    the time 1e9."""
+    path = cache / f"precompiled-{key * 32}"
+    path.mkdir(parents=True)
+    for name in files:
+        (path / name).write_bytes(b"object") if name != "sub" else (path / name).mkdir()
+    for name, target in links:
+        (path / name).symlink_to(target)
+    then = 1_000_000_000 - age_days * 86400
+    os.utime(path, (then, then), follow_symlinks=False)
+    return path
+
+
+def test_stale_directories_of_other_keys_are_pruned_and_nothing_else(cache):
+    """Other keys' directories unused for a day go, the KEEP_OTHERS used last and the current key's
+    stay; a link, another name, a file, or a directory holding anything seqsift does not write is
+    left as it is, and nothing is removed through a link."""
+    now = 1_000_000_000
+    current = _key_dir(cache, "c", 30)
+    recent = _key_dir(cache, "4", 0.5)  # used within the day: another process may be loading from it
+    kept = [_key_dir(cache, key, days) for key, days in (("1", 2), ("2", 3))]  # with it, the 3 used last
+    stale = [_key_dir(cache, key, days, ("a.o", ".tmp-x")) for key, days in (("3", 4), ("6", 9), ("7", 40))]
+    foreign = _key_dir(cache, "8", 20, ("k.o", "notes.txt"))
+    nested = _key_dir(cache, "9", 21, ("sub",))
+    outside = _key_dir(cache.parent / "elsewhere", "a", 50)
+    link = cache / f"precompiled-{'b' * 32}"
+    link.symlink_to(outside)
+    other_name = _key_dir(cache, "z", 60)  # not hexadecimal: not a key
+    (cache / f"precompiled-{'d' * 32}").write_bytes(b"a file")
+    linked_file = _key_dir(cache, "e", 70, (), links=[("k.o", outside / "k.o")])
+    removed = precompiled.prune_stale(current.name, now=now)
+    assert sorted(removed) == sorted(p.name for p in stale) and not any(p.exists() for p in stale)
+    for path in [current, *kept, recent, foreign, nested, outside, other_name, linked_file]:
+        assert path.is_dir() and path.exists()
+    assert (outside / "k.o").read_bytes() == b"object" and link.is_symlink() and (linked_file / "k.o").is_symlink()
+    assert (cache / f"precompiled-{'d' * 32}").is_file()
+    assert precompiled.prune_stale(current.name, now=now) == []  # nothing more to remove
+
+
+def test_a_new_keys_first_compile_prunes_and_loading_marks_the_directory_used(cache, monkeypatch):
+    monkeypatch.setattr(precompiled, "_used", False)
+    monkeypatch.setattr(precompiled, "_pruned", False)
+    monkeypatch.setattr(precompiled, "KEEP_OTHERS", 0)
+    stale = _key_dir(cache, "5", 3)
+    assert QUOTIENT(np.arange(10), 3, np.zeros(10, np.int64)) == (12, 10)  # compiled: a miss
+    assert not stale.exists()
+    mine = cache / f"precompiled-{precompiled._cache_key()}"
+    os.utime(mine, (0, 0))
+    monkeypatch.setattr(precompiled, "_used", False)  # as a new process
+    QUOTIENT.variants[0]._function = None
+    QUOTIENT(np.arange(10), 3, np.zeros(10, np.int64))  # loaded from the cache
+    assert mine.stat().st_mtime > 1e9
+
+
 # -- the contract with Numba ------------------------------------------------------------------------
 def test_the_contract_holds_with_the_installed_numba():
     """CHECKED_WITH names the installed releases; after an upgrade this fails until the loader is
@@ -314,8 +369,7 @@ def test_the_cache_build_compiles_every_kernel(built_cache):
     assert built == len(files) == sum(len(k.variants) for k in precompiled.KERNELS if k not in (QUOTIENT, MIXED))
 
 
-TINY = {  # a command on tiny inputs, made by tiny_inputs; not index, whose construction in pieces
-    # (fmindex/build.py, pieces.py) still runs Numba's own cached kernels
+TINY = {  # a command on tiny inputs, made by tiny_inputs; {out}: a file it writes, compared too
     "find": ["find", "ACG", "{tmp}/tiny.txt"],
     "find -c several": ["find", "-c", "-e", "ACG", "-e", "GTT", "-e", "TTG", "{tmp}/tiny.txt"],
     "scan": ["scan", "--no-summary", "--db", "{tmp}/sigs.ndb", "{tmp}/tiny.txt"],
@@ -326,6 +380,8 @@ TINY = {  # a command on tiny inputs, made by tiny_inputs; not index, whose cons
     "search -e 1": ["search", "-e", "1", "{tmp}/ref.ssx", "{tmp}/reads.fq"],
     "check": ["check", "{tmp}/ref.fa", "{tmp}/hits.tsv", "{tmp}/reads.fq"],
     "map": ["map", "{tmp}/ref.ssx", "{tmp}/reads.fq"],
+    "index": ["index", "{tmp}/ref.fa", "-o", "{out}"],
+    "stats": ["stats", "{tmp}/ref.ssx", "{tmp}/reads.fq"],
 }
 
 
@@ -350,7 +406,8 @@ def tiny_inputs(tmp_path_factory, built_cache):
 def test_a_command_imports_no_numba_once_the_kernels_are_built(command, tiny_inputs, built_cache):
     """Issue 26: no command on the CPU imports Numba or compiles once `make` built the kernels;
     the output is the JIT's (SEQSIFT_PRECOMPILED=0)."""
-    argv = [word.format(tmp=tiny_inputs) for word in TINY[command]]
+    out = tiny_inputs / f"{command.replace(' ', '-')}.out"
+    argv = [word.format(tmp=tiny_inputs, out=out) for word in TINY[command]]
     script = ("import sys; from seqsift import cli; code = cli.main(sys.argv[1:]); sys.stdout.flush(); "
               "sys.stderr.write('numba imported\\n' if 'numba' in sys.modules else 'numba not imported\\n')")
     outputs = []
@@ -360,5 +417,20 @@ def test_a_command_imports_no_numba_once_the_kernels_are_built(command, tiny_inp
                              timeout=600)
         assert run.returncode in (0, 1), run.stderr
         assert run.stderr.endswith("numba not imported\n" if switch == "1" else "numba imported\n"), run.stderr
-        outputs.append(run.stdout)
+        outputs.append(run.stdout.encode() + (out.read_bytes() if "{out}" in TINY[command] else b""))
     assert outputs[0] == outputs[1] and outputs[0]
+
+
+def test_the_construction_in_pieces_imports_no_numba(tiny_inputs, built_cache):
+    """The index built in pieces (fmindex/pieces.py), which the command does only past its memory
+    limit: the same arrays as in one piece, without Numba."""
+    script = ("import sys; import numpy as np; from seqsift.fmindex.build import build_arrays; "
+              "from seqsift.fmindex.reference import load_reference; ref = load_reference(sys.argv[1]); "
+              "one, pieces = build_arrays(ref), build_arrays(ref, piece=50); "
+              "same = all(np.array_equal(getattr(one, a), getattr(pieces, a)) for a in "
+              "('blocks', 'C', 'samples', 'kmer_table', 'packed', 'gaps')); "
+              "print(same, 'numba' in sys.modules)")
+    env = dict(os.environ, SEQSIFT_CACHE_DIR=str(built_cache[0]), SEQSIFT_PRECOMPILED="1")
+    run = subprocess.run([sys.executable, "-c", script, str(tiny_inputs / "ref.fa")], env=env, capture_output=True,
+                         text=True, timeout=600)
+    assert run.returncode == 0 and run.stdout.split() == ["True", "False"], run.stderr

@@ -72,6 +72,20 @@ def _fmindex_workload(rng, tmp_path):
         if "sam" not in extra:  # `seqsift check`'s own kernels (windows.py), on the results
             assert main(["check", str(tmp_path / "ref.fa"), str(tmp_path / "out"), str(tmp_path / "reads.fq"),
                          "-o", str(tmp_path / "checked"), *extra]) == 0
+    assert main(["stats", str(tmp_path / "ref.ssx"), str(tmp_path / "reads.fq"), "-o", str(tmp_path / "stats")]) == 0
+    _construction_workload(tmp_path / "ref.fa")
+
+
+def _construction_workload(path):
+    """The index built in one piece and in pieces forced small (pieces.py: a repeat longer than
+    the cover's period, so ties go to prefix doubling), with 32- and 64-bit rows."""
+    from seqsift.fmindex.build import build_arrays
+    from seqsift.fmindex.reference import load_reference
+
+    ref = load_reference(path)
+    for wide in (False, True):
+        for piece in (None, 3000):
+            build_arrays(ref, sa_sample=8, repeat_sample=2, kmer=5, wide=wide, piece=piece)
 
 
 def _map_workload(rng, tmp_path):

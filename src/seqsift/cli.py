@@ -60,6 +60,25 @@ def command_named(argv: list[str]) -> str | None:
     return next((word for word in argv if not word.startswith("-")), None)
 
 
+def attach_values(argv: list[str], options: tuple[str, ...]) -> list[str]:
+    """grep's rule for the options a command lists in VALUE_OPTIONS (find's -e and -f): the word
+    after one is its value, whatever it looks like (`find -e -foo` searches for '-foo'), where
+    argparse takes a word starting with '-' for an option. Such a pair becomes one word, -eVALUE
+    or --option=VALUE; words after `--` are left as they are."""
+    out, k = [], 0
+    while k < len(argv):
+        word = argv[k]
+        if word == "--":
+            return out + argv[k:]
+        if word in options and k + 1 < len(argv) and argv[k + 1].startswith("-"):
+            out.append(word + ("=" if word.startswith("--") else "") + argv[k + 1])
+            k += 2
+            continue
+        out.append(word)
+        k += 1
+    return out
+
+
 def parse(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace:
     """argparse leaves arguments no subcommand knows to the top-level parser, whose message
     shows `seqsift [-h] [--version] COMMAND ...`; the subcommand's parser reports them instead,
@@ -81,7 +100,10 @@ def _no_blas_threads() -> None:
 def main(argv: list[str] | None = None) -> int:
     _no_blas_threads()
     argv = sys.argv[1:] if argv is None else argv
-    parser = build_parser(command_named(argv))
+    command = command_named(argv)
+    parser = build_parser(command)
+    if command in COMMANDS:
+        argv = attach_values(argv, getattr(importlib.import_module(COMMANDS[command][0]), "VALUE_OPTIONS", ()))
     try:
         args = parse(parser, argv)
     except SystemExit as exc:  # argparse: --help/--version exit 0, usage errors exit 2

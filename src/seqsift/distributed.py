@@ -180,8 +180,9 @@ def share_files(client, build: Callable, paths: list[str], options: tuple = (), 
 
 
 def share_object(client, obj, build: Callable, options: tuple = (), *, exclusive: bool = False) -> Resource:
-    """An object given in memory, broadcast to every worker; each builds from it once."""
-    future = client.scatter(obj, broadcast=True, hash=False)
+    """An object given in memory, broadcast to every worker; each builds from it once. (Wrapped
+    in a list: Dask scatters a tuple, list or dict element by element.)"""
+    future = client.scatter([obj], broadcast=True, hash=False)[0]
     return Resource(Shared(f"object-{future.key}", build, tuple(options), (), False, exclusive), future)
 
 

@@ -13,7 +13,9 @@ and Numba's code-generation settings. A stale, damaged or foreign file is recomp
 trusted; nothing in it is unpickled. Directory: $SEQSIFT_CACHE_DIR, else
 $XDG_CACHE_HOME/seqsift, else ~/.cache/seqsift; where none is writable, each process compiles
 its own. SEQSIFT_PRECOMPILED=0 calls the Numba functions instead. `python -m seqsift.precompiled`
-compiles every kernel of every engine into the cache (the Makefile's kernels step).
+compiles every kernel of every engine into the cache (the Makefile's kernels step). Each key has
+a directory of its own; those of other keys (older sources, releases) are removed once no process
+has used them for a day, the three used last excepted (prune_stale).
 
 The contract with Numba: loading the machine code without Numba needs three of its C extension
 modules (the runtime's allocator, the helper library, the dynamic-function helpers), found by
@@ -48,6 +50,7 @@ import stat
 import sys
 import tempfile
 import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -396,9 +399,14 @@ def trusted_file(f) -> bool:
 def _cached_object(variant: _Variant) -> tuple[str, bytes, list[str]]:
     """The variant's (symbol, object code, outside symbols) from the cache, compiled and stored
     when missing."""
+    global _used, _pruned
     kernel = variant.kernel
     tag = hashlib.sha256(f"{variant.signature}/{kernel.results}".encode()).hexdigest()[:12]
     directory = private_dir(f"precompiled-{_cache_key()}")
+    if directory and not _used:  # its time says when a process last used it (prune_stale)
+        _used = True
+        with contextlib.suppress(OSError):
+            os.utime(directory)
     path = directory / f"{kernel.module}.{kernel.name}-{tag}.o" if directory else None
     found = _read(path, _identity(variant)) if path else None
     if found is not None:
@@ -406,7 +414,77 @@ def _cached_object(variant: _Variant) -> tuple[str, bytes, list[str]]:
     symbol, code, needs = _compile(variant)
     if path:
         _write(path, _identity(variant), symbol, code, needs)
+        if not _pruned:  # a new key's first kernels: the moment old keys' directories are left behind
+            _pruned = True
+            prune_stale(directory.name)
     return symbol, code, needs
+
+
+# Every source edit, upgrade or change of CPU makes a new key, so a new directory; the others'
+# are removed once unused for PRUNE_AFTER seconds, except the KEEP_OTHERS used last (two installs
+# used in turn keep theirs). A directory's time is set when a process first loads from it.
+PRUNE_AFTER = 24 * 3600
+KEEP_OTHERS = 3
+_KEY_DIR = re.compile(r"precompiled-[0-9a-f]{32}")
+_used = False  # this process has marked its key's directory used
+_pruned = False  # this process has pruned
+
+
+def prune_stale(keep: str, now: float | None = None) -> list[str]:
+    """Remove other keys' directories left in the cache (beside `keep`, the current one) that no
+    process has used for PRUNE_AFTER seconds, the KEEP_OTHERS used last excepted; returns their
+    names. Only what seqsift makes is removed: directories named precompiled-KEY, owned by the
+    user, holding only its object files and temporaries; nothing is followed through a link. A
+    process still loading from one that goes meanwhile compiles what it misses (the same code)."""
+    top = cache_dir()
+    if os.name != "posix" or os.scandir not in os.supports_fd or _untrusted(top):
+        return []
+    try:
+        top_fd = os.open(top, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        return []
+    try:
+        others = []
+        with os.scandir(top_fd) as entries:
+            for entry in entries:
+                if entry.name == keep or not _KEY_DIR.fullmatch(entry.name):
+                    continue
+                with contextlib.suppress(OSError):
+                    st = entry.stat(follow_symlinks=False)
+                    if stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid():
+                        others.append((st.st_mtime, entry.name, st))
+        now = time.time() if now is None else now
+        others.sort(reverse=True)
+        return [name for used, name, st in others[KEEP_OTHERS:]
+                if now - used > PRUNE_AFTER and _remove_made(top_fd, name, st)]
+    finally:
+        os.close(top_fd)
+
+
+def _remove_made(top_fd: int, name: str, st: os.stat_result) -> bool:
+    """Remove the directory `name` of top_fd and the files seqsift writes there (*.o, .tmp-*),
+    never following a link; False, leaving it, where it holds anything else or is no longer the
+    directory `st` describes."""
+    try:
+        fd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=top_fd)
+    except OSError:
+        return False
+    try:
+        held = os.fstat(fd)
+        if (held.st_dev, held.st_ino) != (st.st_dev, st.st_ino):
+            return False
+        with os.scandir(fd) as entries:
+            names = [(e.name, e.is_file(follow_symlinks=False)) for e in entries]
+        if not all(regular and (n.endswith(".o") or n.startswith(".tmp-")) for n, regular in names):
+            return False
+        for n, _ in names:
+            os.unlink(n, dir_fd=fd)
+        os.rmdir(name, dir_fd=top_fd)
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
 
 
 def _identity(variant: _Variant) -> str:
@@ -673,7 +751,8 @@ KERNELS: list = []
 KERNEL_MODULES = ("seqsift.find.cpu", "seqsift.scan.kernels", "seqsift.alignment.lanes", "seqsift.alignment.pairs",
                   "seqsift.alignment.reference", "seqsift.fmindex.query", "seqsift.fmindex.ssx",
                   "seqsift.fmindex.output", "seqsift.fmindex.approx_output", "seqsift.fmindex.verify",
-                  "seqsift.fmindex.windows", "seqsift.io.reads", "seqsift.map.seeding", "seqsift.map.extend",
+                  "seqsift.fmindex.windows", "seqsift.fmindex.build", "seqsift.fmindex.pieces",
+                  "seqsift.fmindex.stats", "seqsift.io.reads", "seqsift.map.seeding", "seqsift.map.extend",
                   "seqsift.map.batch_sam")
 
 
@@ -701,7 +780,9 @@ def main() -> int:
         sys.stderr.write(f"seqsift: the cache directory {cache_dir()} cannot be used; nothing built\n")
         return 1
     names = build_all()
-    print(f"{len(names)} precompiled kernels in {cache_dir()}")
+    removed = prune_stale(f"precompiled-{key}")
+    print(f"{len(names)} precompiled kernels in {cache_dir()}"
+          + (f"; {len(removed)} stale directories of other sources or releases removed" if removed else ""))
     return 0
 
 

@@ -11,7 +11,7 @@ import pytest
 import seqsift
 from seqsift.alignment import Database, align_pairs, dna, matrix, rescore, search_database
 from seqsift.alignment import reference as ref
-from seqsift.alignment.database import score_pair, scores
+from seqsift.alignment.database import score_pair, scores, scores_all
 from seqsift.errors import FormatError, UsageError
 from tests import naive
 from tests.conftest import data_file
@@ -138,6 +138,32 @@ def test_search_database_top_hits_in_order(rng, threads):
         assert [(-h.score, h.target) for h in hits] == want
         assert all(h.alignment.score == h.score == rescore(h.alignment, scoring) for h in hits)
     assert [h.target for h in results[0][:2]] == [3, 7]
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_scores_batch_by_batch_match_the_oracle(rng, threads):
+    """scores_all (each database batch's profile in one reused buffer, every query scored against it
+    before the next batch, runs of batches on threads) gives every query the oracle's local score
+    against every sequence: over several batches of different lengths, with sequences that
+    saturate the 8-bit lanes (redone at 16 bits), and an empty query (query by query)."""
+    scoring = matrix("BLOSUM62", 11, 1)
+    seqs = ["".join(rng.choice(PROTEIN, int(rng.integers(1, 30)))) for _ in range(600)]
+    queries = ["".join(rng.choice(PROTEIN, int(rng.integers(5, 30)))) for _ in range(3)]
+    long_query = "".join(rng.choice(PROTEIN, 90))
+    seqs[17] = long_query  # scores past 8 bits, in a batch of short sequences
+    seqs[400] = "W" * 60  # and in the batch of the longest
+    queries.append(long_query)
+    db = Database([f"s{i}" for i in range(len(seqs))], seqs, scoring)
+    assert len(db.batches) >= 3
+    encoded = [scoring.encode(q) for q in queries]
+    got = scores_all(encoded, db, threads=threads)
+    for q, e, found in zip(queries, encoded, got):
+        assert found.tolist() == scores(e, db).tolist()
+        checked = rng.choice(len(seqs), 25, replace=False).tolist() + [17, 400]
+        assert [int(found[k]) for k in checked] == [oracle(q, seqs[k], scoring, "local") for k in checked]
+    assert got[-1][17] > 255 and got[-1][400] == oracle(long_query, seqs[400], scoring, "local")
+    with_empty = scores_all([encoded[0], scoring.encode("")], db, threads=threads)
+    assert with_empty[0].tolist() == got[0].tolist() and with_empty[1].tolist() == [0] * len(seqs)
 
 
 def test_scores_past_the_16_bit_guard(backend):

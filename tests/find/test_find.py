@@ -11,7 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import seqsift
-from seqsift.find.cpu import MIN_STARTS_TO_SPLIT, partition
+from seqsift.find.cpu import MIN_STARTS_TO_SPLIT, CpuSearcher, partition
+from seqsift.find.plan import PROBE_COUNTS, SearchPlan, byte_rates, choose_probes, failure_table, spread_rarest
 from seqsift.find._gpu import GpuConfig
 from seqsift.find.api import FindJob
 from tests import naive
@@ -103,6 +104,49 @@ def test_work_items_split_large_chunks_exactly(rng, threads):
         pattern = text[777 : 777 + m]
         want = naive.find_all_fast(text, pattern)
         assert seqsift.find(pattern, text, backend="cpu", threads=threads).tolist() == want
+
+
+@pytest.mark.parametrize("count", PROBE_COUNTS)
+def test_every_probe_count_matches_the_oracle(rng, threads, count):
+    """The filter with each number of probes it may be given (plan.choose_probes), on random
+    bytes of small and large alphabets with the pattern planted, planted with one byte changed
+    (survivors of some probes that verification must reject), and in ranges that cut through
+    matches: every match starting in a range, none outside."""
+    for _ in range(25):
+        alphabet = bytes(rng.permutation(256)[: int(rng.choice([2, 4, 20, 256]))].astype(np.uint8))
+        m = int(rng.integers(1, 40))
+        pattern = random_text(rng, m, alphabet)
+        text = bytearray(random_text(rng, int(rng.integers(m, 6000)), alphabet))
+        for at in rng.integers(0, len(text) - m + 1, int(rng.integers(0, 30))):
+            text[at : at + m] = pattern
+            if rng.random() < 0.5:  # the same, one byte off
+                text[at + int(rng.integers(0, m))] ^= 1 + int(rng.integers(0, 255))
+        text = bytes(text)
+        probes = spread_rarest(pattern, byte_rates(np.frombuffer(text, np.uint8)), count)
+        plan = SearchPlan(np.frombuffer(pattern, np.uint8).copy(), failure_table(pattern), probes)
+        cuts = np.sort(rng.integers(0, len(text) - m + 2, 6))
+        los, his = cuts[0::2].astype(np.int64), cuts[1::2].astype(np.int64)
+        want = [s for s in naive.find_all(text, pattern) if any(lo <= s < hi for lo, hi in zip(los, his))]
+        searcher = CpuSearcher(plan, threads)
+        data = np.frombuffer(text, np.uint8)
+        assert searcher.positions(data, los, his).tolist() == want
+        assert searcher.count(data, los, his) == len(want)
+        assert searcher.count_ranges(data, los, his).tolist() == [sum(lo <= s < hi for s in want) for lo, hi in zip(los, his)]
+
+
+def test_probe_count_follows_the_bytes_rarity():
+    """Two probes where the pattern's bytes are rare in the sample (binaries), six on DNA, where
+    four letters leave a survivor every 256 positions, and never more positions than the pattern
+    has bytes."""
+    rng = np.random.default_rng(26)
+    binary = rng.integers(0, 256, 1 << 16).astype(np.uint8)
+    dna = np.frombuffer(b"ACGT", np.uint8)[rng.integers(0, 4, 1 << 16)]
+    protein = np.frombuffer(b"ACDEFGHIKLMNPQRSTVWY", np.uint8)[rng.integers(0, 20, 1 << 16)]
+    assert choose_probes(bytes(binary[100:120]), binary).size == 2
+    assert choose_probes(bytes(dna[100:120]), dna).size == 6
+    assert choose_probes(bytes(protein[100:120]), protein).size == 4
+    assert choose_probes(b"AC", dna).size == 2 and set(choose_probes(b"AC", dna)) == {0, 1}
+    assert choose_probes(b"GATTACA", None).size == 2  # no sample: every byte 1/256
 
 
 def test_partition_covers_every_start_once():

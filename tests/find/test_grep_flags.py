@@ -151,3 +151,42 @@ def test_counts_and_listings_of_several_patterns(tree, capsysbinary, monkeypatch
     assert out == "".join(f"{p}\n" for p, c in zip(paths, counts) if c == 0)
     code, out, _ = run(capsysbinary, "-l", *flags, *paths)
     assert out == "".join(f"{p}\n" for p, c in zip(paths, counts) if c > 0)
+
+
+def test_several_patterns_in_records(tmp_path, rng, capsysbinary, backend):
+    """-e and -f with --fasta (issue 25): each pattern counted in each record as it is alone, in
+    records cut into pieces (a small --chunk-size) whose overlap is the longest pattern's, so the
+    shorter ones must not report the head of a continued piece twice."""
+    seqs = ["".join(rng.choice(list("ACGT"), int(rng.integers(0, 700 if backend == "cpu" else 200))))
+            for _ in range(12)]
+    path = tmp_path / "r.fa"
+    path.write_text("".join(f">r{i} d\n" + "\n".join(s[j : j + 60] for j in range(0, len(s), 60)) + "\n"
+                            for i, s in enumerate(seqs)))
+    records = [(f"r{i}", s) for i, s in enumerate(seqs)]
+    listed = tmp_path / "patterns.txt"
+    listed.write_text(seqs[3][10:25] + "\n")  # one long pattern: the batches' overlap is 14 bases
+    patterns = ["a", "CG", "gtA", seqs[3][10:25]]
+    order = {name: k for k, (name, _) in enumerate(records)}
+    want = sorted(((*hit, k) for k, p in enumerate(patterns) for hit in naive.record_hits(records, p, revcomp=True)),
+                  key=lambda h: (order[h[0]], h[1], h[2], h[3]))
+    flags = ["-e", "a", "-e", "CG", "-e", "gtA", "-f", str(listed), str(path), "--fasta", "--revcomp",
+             "--backend", backend]
+    for chunk in ([], ["--chunk-size", "60"]):  # one batch; records cut into pieces of 60 bases
+        code, out, _ = run(capsysbinary, *flags, *chunk)
+        assert code == 0
+        assert out == "".join(f"{path}\t{r}\t{p}\t{s}\t{patterns[k]}\n" for r, p, s, k in want)
+        code, out, _ = run(capsysbinary, "-c", *flags, *chunk)
+        assert out == f"{path}\t{len(want)}\n"
+
+
+def test_e_takes_a_pattern_that_starts_with_a_dash(tmp_path, capsysbinary):
+    """As grep: the word after -e (or --pattern, -f) is its value, whatever it looks like."""
+    path = tmp_path / "dashes.txt"
+    data = b"a -wor -e x --pattern -wor"
+    path.write_bytes(data)
+    code, out, _ = run(capsysbinary, "-e", "-wor", str(path))
+    assert code == 0 and out == "".join(f"{path}\t{o}\n" for o in naive.find_all(data, b"-wor"))
+    code, out, _ = run(capsysbinary, "-c", "--pattern", "-e", "-e", "--pattern", str(path))
+    assert code == 0 and out == f"{path}\t{len(naive.find_all(data, b'-e')) + len(naive.find_all(data, b'--pattern'))}\n"
+    code, out, _ = run(capsysbinary, "-c", "--", "-e", str(path))  # after --, words are operands
+    assert code == 0 and out == f"{path}\t{len(naive.find_all(data, b'-e'))}\n"

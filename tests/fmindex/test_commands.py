@@ -117,10 +117,9 @@ def test_sam_output_is_valid_and_complete(tmp_path, reference, rng):
         if not hits:
             assert len(recs) == 1 and recs[0].is_unmapped
             continue
-        listed = hits[:4]
-        pick = naive.sam_primary(f"q{i}", len(listed))
+        pick = naive.sam_primary(f"q{i}", len(hits))  # among all the sites, listed or not
         sites = [(r.reference_name, r.reference_start, "-" if r.is_reverse else "+") for r in recs]
-        assert sites == [listed[pick]] + listed[:pick] + listed[pick + 1 :]  # primary, then reference order
+        assert sites == [hits[pick]] + (hits[:pick] + hits[pick + 1 :])[:3]  # primary, then reference order
         primaries += pick != 0
         primary = recs[0]
         assert not primary.is_secondary and all(r.is_secondary for r in recs[1:])
@@ -130,6 +129,40 @@ def test_sam_output_is_valid_and_complete(tmp_path, reference, rng):
         chrom = dict(reference[1])[primary.reference_name]
         assert primary.query_sequence == chrom[primary.reference_start : primary.reference_start + len(read)]
     assert primaries > 0  # not always the leftmost copy
+
+
+def test_sam_primary_is_any_copy_of_a_repeat_at_any_threads(tmp_path, rng):
+    """Issue 25: the primary of a read with several equally good places is picked among all of them
+    (both strands, not only the --max-hits listed), by a hash of its name: over many reads of a
+    repeat every copy is chosen, and the choice is the same at -t 1 and -t 2."""
+    unit = "".join(rng.choice(list("ACGT"), 40))
+    pieces = ["".join(rng.choice(list("ACGT"), int(rng.integers(20, 90)))) for _ in range(7)]
+    copies = [unit, naive.reverse_complement(unit), unit, unit, naive.reverse_complement(unit), unit]
+    records = [("one", pieces[0] + copies[0] + pieces[1] + copies[1] + pieces[2] + copies[2] + pieces[3]),
+               ("two", pieces[4] + copies[3] + pieces[5] + copies[4] + copies[5] + pieces[6])]
+    ref = tmp_path / "ref.fa"
+    ref.write_text("".join(f">{n}\n{s}\n" for n, s in records))
+    ssx = tmp_path / "ref.ssx"
+    assert main(["index", str(ref), "-o", str(ssx), "-q"]) == 0
+    reads = [unit[3:33] if i % 2 else naive.reverse_complement(unit[5:37]) for i in range(240)]
+    fastq = reads_file(tmp_path, reads)
+    outs = []
+    for threads in ("1", "2"):
+        out = tmp_path / f"t{threads}.sam"
+        assert main(["search", str(ssx), str(fastq), "--format", "sam", "--max-hits", "2", "-t", threads,
+                     "--batch-reads", "17", "-o", str(out), "-q"]) == 0
+        outs.append(out.read_text())
+    assert outs[0] == outs[1]
+    with pysam.AlignmentFile(str(tmp_path / "t1.sam"), "r", check_sq=False) as sam:
+        primaries = [(r.query_name, r.reference_name, r.reference_start, "-" if r.is_reverse else "+", r.mapping_quality)
+                     for r in sam if not r.is_secondary]
+    chosen = set()
+    for i, (name, *site, mapq) in enumerate(primaries):
+        hits = naive.dna_hits(records, reads[i])
+        assert name == f"q{i}" and len(hits) == 6 and mapq == 0
+        assert tuple(site) == hits[naive.sam_primary(name, len(hits))]
+        chosen.add((i % 2, site[0], site[1]))
+    assert len(chosen) == 2 * 6  # every copy for either read, those past --max-hits 2 included
 
 
 def test_simulate_then_search_then_check(tmp_path):
@@ -294,8 +327,9 @@ def test_index_help_names_the_default_output(capsys):
 
 
 def test_the_primary_pick_is_one_function_of_the_name(rng):
-    """output.primary_of (approximate SAM) picks as the compiled exact formatter (checked against
-    naive.sam_primary in test_sam_output_is_valid_and_complete) does, and spreads over the sites."""
+    """output.primary_of (approximate SAM) picks as the compiled name hash of the exact search
+    (checked against naive.sam_primary in test_sam_output_is_valid_and_complete) does, and spreads
+    over the sites."""
     from seqsift.fmindex.output import primary_of
 
     names = [f"read{int(k)}/{int(rng.integers(1, 3))}" for k in rng.integers(0, 10**9, 300)]

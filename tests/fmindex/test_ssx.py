@@ -4,6 +4,7 @@ crash, a hang or a wrong answer."""
 import json
 import os
 import struct
+import time
 import zlib
 
 import numpy as np
@@ -325,59 +326,117 @@ def test_odd_header_values_are_named_errors(tmp_path, good, case, capsys):
     assert "bad.ssx: " in err and "internal error" not in err, (what, err)
 
 
+# A search (`seqsift search`, or the Python API with `api`) in a bounded child whose first batch
+# starts another process that truncates the index (or overwrites it in place) and waits until that
+# writer waits on the index's lease, or has done its work (a plain map: the kernel then reads
+# vanished pages, SIGBUS), before the batch's kernel runs; `hold` keeps the file open for writing
+# from load to the writer's start, so no lease can be had and the index is read into memory.
+DURING_A_BATCH = """
+import os, subprocess, sys, time
+from seqsift.fmindex import read_search
+from seqsift.cli import main
+path, how, hold = sys.argv[1], sys.argv[2], sys.argv[3] == 'hold'
+WRITE = {'truncated': 'import os, sys; os.truncate(sys.argv[1], 4096)',
+         'same size': 'import sys; f = open(sys.argv[1], "r+b"); f.seek(2000); f.write(bytes(5000))'}
+held = open(path, 'r+b') if hold else None
+exact = read_search.ReadSearch._exact
+writer = []
+def during(self, batch):
+    if not writer:
+        held and held.close()
+        writer.append(subprocess.Popen([sys.executable, '-c', WRITE[how], path]))
+        deadline = time.monotonic() + 120  # a guard against a hang only
+        watch = self.index.watch
+        while writer[0].poll() is None and (watch is None or watch.mapped.intact):
+            assert time.monotonic() < deadline, 'the writer neither ran nor waited'
+            time.sleep(0.01)
+    return exact(self, batch)
+read_search.ReadSearch._exact = during
+code = main(sys.argv[4:])
+sys.stdout.flush(), sys.stderr.flush()
+os._exit(code)  # the map and its lease go with the process; the writer then goes on
+"""
+
+
+def _truncated_during_a_search(tmp_path, good, how, hold):
+    from tests.bounded import run_bounded, text
+
+    path, reads, out = tmp_path / "x.ssx", tmp_path / "r.fa", tmp_path / "out.tsv"
+    path.write_bytes(good)
+    reads.write_text(">a\nGAATTC\n>b\nGGATCC\n")
+    expected = FMIndex.load(path).locate(["GAATTC", "GGATCC"])
+    run = run_bounded([str(path), how, hold, "search", str(path), str(reads), "-q", "-t", "1", "-o", str(out)],
+                      code=DURING_A_BATCH)
+    deadline = time.monotonic() + 120  # the writer goes on once the search is gone (a guard only)
+    while os.stat(path).st_size != (4096 if how == "truncated" else len(good)) or (
+            how == "same size" and open(path, "rb").read()[2000:7000] != bytes(5000)):
+        assert time.monotonic() < deadline, "the writer never finished"
+        time.sleep(0.01)
+    return run, text(run)[1], out, expected
+
+
 @pytest.mark.parametrize("how", ["truncated", "same size"])
-def test_an_index_rewritten_in_place_during_a_search_is_an_error_not_a_crash(tmp_path, good, how):
-    """Issue item 9: a mapped index truncated (or rewritten) in place under a running search used
-    to end it with SIGBUS or SIGSEGV; the next batch now stops with an error naming the file. The
-    search runs in a bounded child, so a crash shows as its exit status."""
+def test_an_index_truncated_during_a_search_is_an_error_not_a_crash(tmp_path, good, how):
+    """Issue 30 item 9: an index truncated (or rewritten) in place by another process while a
+    batch's kernel reads it used to end the search with SIGBUS or SIGSEGV. Mapped under a read
+    lease, the writer waits until the search lets go of the map; the check after the batch sees
+    it waiting and the search stops with an error naming the file (exit 2), no output written."""
+    if FMIndex.load(_copy(tmp_path, good)).watch is None:
+        pytest.skip("no read lease on this filesystem: the index is read into memory (the next test)")
+    run, err, out, _ = _truncated_during_a_search(tmp_path, good, how, "map")
+    assert run.returncode == 2, err
+    assert f"{tmp_path / 'x.ssx'}: the index file was rewritten in place while in use" in err, err
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("how", ["truncated", "same size"])
+def test_an_index_that_cannot_be_leased_is_read_and_answers_right_when_truncated(tmp_path, good, how):
+    """Where no lease can be had (here: the file open for writing while it loads) the index is
+    read into private memory: a truncation during the search changes nothing it reads, and the
+    answer is the one the file gave at load."""
+    run, err, out, expected = _truncated_during_a_search(tmp_path, good, how, "hold")
+    assert run.returncode == 0, err
+    lines = out.read_text().splitlines()
+    assert [int(line.split("\t")[1]) for line in lines] == [count for count, _ in expected]
+    assert all(count > 0 for count, _ in expected)
+
+
+def _copy(tmp_path, good):
+    path = tmp_path / "probe.ssx"
+    path.write_bytes(good)
+    return path
+
+
+def test_the_api_stops_a_search_whose_index_waits_on_a_writer(tmp_path, good):
+    """FMIndex.locate after another process began to truncate the mapped index: an InputError
+    naming the file, before any kernel reads it again."""
     from tests.bounded import run_bounded, text
 
     path = tmp_path / "x.ssx"
     path.write_bytes(good)
-    code = ("import sys\n"
+    if FMIndex.load(_copy(tmp_path, good)).watch is None:
+        pytest.skip("no read lease on this filesystem: the index is read into memory")
+    code = ("import os, subprocess, sys, time\n"
             "from seqsift.errors import InputError\n"
             "from seqsift.fmindex.api import FMIndex\n"
             "index = FMIndex.load(sys.argv[1])\n"
             "print(index.locate(['GAATTC'])[0][0])\n"
-            "with open(sys.argv[1], 'r+b') as f:\n"
-            "    f.truncate(4096) if sys.argv[2] == 'truncated' else (f.seek(2000), f.write(b'\\xff' * 5000))\n"
+            "child = subprocess.Popen([sys.executable, '-c', 'import os, sys; os.truncate(sys.argv[1], 4096)', sys.argv[1]])\n"
+            "deadline = time.monotonic() + 120\n"
+            "while index.watch.mapped.intact:\n"
+            "    assert child.poll() is None and time.monotonic() < deadline\n"
+            "    time.sleep(0.01)\n"
             "try:\n"
             "    index.locate(['GAATTC', 'GGATCC'])\n"
             "except InputError as exc:\n"
-            "    print(exc)\n")
-    run = run_bounded([str(path), how], code=code)
+            "    print(exc)\n"
+            "sys.stdout.flush()\n"
+            "os._exit(0)\n")
+    run = run_bounded([str(path)], code=code)
     out, err = text(run)
     assert run.returncode == 0, err
     count, message = out.splitlines()
     assert int(count) > 0 and message.startswith(f"{path}: the index file was rewritten in place while in use")
-
-
-def test_a_batch_read_from_an_index_rewritten_under_it_is_not_written(tmp_path, good):
-    """An index rewritten in place (same size) while one batch's kernel runs: the batch's hits,
-    read from a file that changed under them, are refused by the check after the batch."""
-    from seqsift.fmindex.query import SearchOptions
-    from seqsift.fmindex.read_search import Encoded, ReadSearch
-    from seqsift.fmindex.reference import encode_reads
-
-    path = tmp_path / "x.ssx"
-    path.write_bytes(good)
-    os.utime(path, ns=(10**18, 10**18))  # times far from now: any write changes them
-    index = FMIndex.load(path)
-    search = ReadSearch(index, SearchOptions(), "cpu", 10, "hits")
-    batch = Encoded(*encode_reads(["GAATTC"]))
-    assert search(batch)[1]  # the file as loaded: hits
-    hits = search.searcher.hits
-
-    def rewriting(*args):
-        found = hits(*args)
-        with open(path, "r+b") as f:
-            f.seek(len(good) // 2)
-            f.write(b"\xff" * 64)
-        return found
-
-    search.searcher.hits = rewriting
-    with pytest.raises(InputError, match="rewritten in place while in use"):
-        search(batch)
 
 
 @pytest.mark.parametrize("craft", ["everywhere", "swapped", "outside"])
@@ -403,3 +462,26 @@ def test_a_crafted_kmer_table_with_valid_checksums_is_refused(tmp_path, craft):
         FMIndex.load(path)
     index.save(tmp_path / "sound.ssx")
     FMIndex.load(tmp_path / "sound.ssx")  # the sound table passes
+
+
+def test_an_index_too_large_to_read_without_a_lease_is_a_named_error(tmp_path):
+    """Without a lease (here: the file open for writing) the index is read into memory; a file
+    larger than the memory the process may take (a sparse 8 GiB file under a 2 GiB limit) is an
+    error naming it, not an internal MemoryError."""
+    from tests.bounded import run_bounded, text
+
+    path = tmp_path / "huge.ssx"
+    with open(path, "wb") as f:
+        f.truncate(8 << 30)
+    code = ("import sys\n"
+            "from seqsift.errors import InputError\n"
+            "from seqsift.fmindex.api import FMIndex\n"
+            "held = open(sys.argv[1], 'r+b')\n"
+            "try:\n"
+            "    FMIndex.load(sys.argv[1])\n"
+            "except InputError as exc:\n"
+            "    print(exc)\n")
+    run = run_bounded([str(path)], code=code)
+    out, err = text(run)
+    assert run.returncode == 0, err
+    assert out.startswith(f"{path}: no read lease could be had on the index file"), out

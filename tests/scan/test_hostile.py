@@ -4,6 +4,7 @@
 import json
 import os
 
+import numpy as np
 import pytest
 
 from tests.bounded import run_bounded, swapping_walk, text
@@ -93,6 +94,34 @@ def test_a_candidate_bomb_is_scanned_in_bounded_memory(tmp_path, db):
     assert [(x["path"], x["signature"], x["count"]) for x in lines] == [(str(bomb), "Fam.0", 4096),
                                                                          (str(hit), "Hit.Sig", 1)]
     assert lines[0]["offsets"] == list(range(0, 6400, 64))
+
+
+@pytest.mark.parametrize("filter", ["stride", "table"])
+def test_a_family_sharing_an_anchor_with_masked_bytes_matches_the_oracle(rng, filter):
+    """The candidate bomb's shape, small: signatures sharing an 8-byte anchor, the rest single
+    bytes some masked (??, nibbles: Program.fixed, verified at their one start by verify_rows),
+    over data holding the anchor every 16 bytes followed by bytes from a small alphabet, so some
+    of them match; every start as the regex oracle has it."""
+    from seqsift.scan.api import scan
+    from seqsift.scan.signatures import from_strings
+    from tests import naive
+
+    head = b"ABCDEFGH".hex()
+    forms = ("{:02x}", "??", "{:x}?", "?{:x}")
+    sigs = []
+    for k in range(300):
+        tail = "".join(forms[int(rng.integers(0, 4))].format(int(rng.integers(0, 4))) for _ in range(int(rng.integers(1, 5))))
+        where = int(rng.integers(0, 3))  # the anchor first, last, or between
+        body = head + tail if where == 0 else tail + head if where == 1 else tail[:2] + head + tail[2:]
+        sigs.append((f"Fam.{k}", body))
+    blocks = [b"ABCDEFGH" + bytes(rng.integers(0, 4, 8, dtype=np.uint8)) for _ in range(2000)]
+    objects = [b"".join(blocks[:1000]), b"".join(blocks[1000:])]
+    got = scan(objects, from_strings(sigs), filter=filter, threads=2)
+    for data, result in zip(objects, got):
+        found = {m.name: m.offsets for m in result.matches}
+        want = {name: naive.signature_starts(data, body) for name, body in sigs}
+        want = {name: starts[:100] for name, starts in want.items() if starts}
+        assert found == want and len(want) > 10
 
 
 def _block_starts(lo: int, hi: int) -> list[int]:

@@ -42,8 +42,9 @@ def add_parser(sub, parent: argparse.ArgumentParser) -> None:
     p.add_argument("--outfmt", default="6", help="'6' BLAST tabular, '6 qseqid sseqid score ...' chosen columns "
                    f"({', '.join(sorted(COLUMNS))}; 'std' stands for the 12 of '6'), '7' the same with BLAST's "
                    "comment lines per query, 'pair' readable alignments, 'sam' (DNA reads on both strands, "
-                   "with their qualities and a MAPQ; a full Smith-Waterman per read and target, about 10 s "
-                   "for 100 reads against lambda: to map read sets, use `seqsift map`; --evalue does not apply)")
+                   "with their qualities and a MAPQ; a full Smith-Waterman per read and target, under a "
+                   "second for 100 reads against lambda: to map read sets, use `seqsift map`; --evalue does not "
+                   "apply)")
     p.add_argument("--evalue", type=float, default=DEFAULT_EVALUE, metavar="E",
                    help="report only hits with an e-value of at most E, as blastp's -evalue (default %(default)g); "
                    "hits without known statistics (DNA, a matrix file) are all kept")
@@ -89,7 +90,7 @@ def parse_outfmt(text: str) -> tuple[str, list[str]]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from seqsift.alignment import cluster
+    from seqsift.alignment import cluster, reads
     from seqsift.alignment.sam import BothStrands
     from seqsift.alignment.sam import reads as sam_reads
     from seqsift.alignment.report import ReportFormat, closing
@@ -136,8 +137,11 @@ def run(args: argparse.Namespace) -> int:
             stack.callback(progress.close)
             report = ReportFormat(scoring, fmt, columns, args.evalue, args.database)
             top = args.top + 1 if both else args.top  # SAM: a second best for MAPQ
-            found = search(queries, parts, top, args.mode, resolve_unmeasured(args.backend), args.threads,
-                           args.query_batch or QUERY_RESIDUES)
+            backend, batch = resolve_unmeasured(args.backend), args.query_batch or QUERY_RESIDUES
+            if both and args.mode == "local":  # reads against long targets: the same hits, reads in the lanes
+                found = reads.search(queries, parts, top, backend, args.threads, batch)
+            else:
+                found = search(queries, parts, top, args.mode, backend, args.threads, batch)
             if both:
                 texts = both.records(_counted(found, progress))
             else:

@@ -20,7 +20,7 @@ from seqsift.alignment.pairwise import Alignment, align_codes, mode_code, render
 from seqsift.alignment.scoring import Scoring
 from seqsift.backend import check_threads, resolve_unmeasured
 from seqsift.errors import UsageError
-from seqsift.runner import Work, ordered
+from seqsift.runner import Work, ordered, split
 
 
 @dataclass(frozen=True)
@@ -123,15 +123,68 @@ def scores(query: np.ndarray, db: Database, mode: str = "local", backend: str = 
         saturated = lanes.saturated(best, 8, matrix)
         out[members[~saturated]] = best[~saturated]
         redo += members[saturated].tolist()
-    redo.sort(key=lambda k: db.codes[k].size)  # lanes saturated at 8 bits, regrouped at 16
+    _redo_at_16_bits(query, db, redo, out, eight_bits, scratch)
+    return out
+
+
+def scores_all(queries: list[np.ndarray], db: Database, mode: str = "local", backend: str = "cpu",
+               threads: int = 1) -> list[np.ndarray]:
+    """scores() of each query, on `threads` threads. Local scores on the CPU at 8 bits go batch
+    by batch (SWIPE's order): a database batch's profile is written into one buffer, reused batch
+    after batch, and every query is scored against it before the next. The profiles of the whole
+    database (24 bytes a residue at 8 bits, padding aside: 279 MB for 20,000 proteins) are never
+    held at once, nor first written into fresh memory, and each batch's stays in cache while the
+    queries pass over it. Threads take runs of consecutive batches; the rest goes query by query."""
+    matrix = db.scoring.matrix
+    go, ge = db.scoring.gap_open, db.scoring.gap_extend
+    shift = lanes.bias(matrix)
+    eight_bits = shift + int(matrix.max(initial=0)) < 128 and go + ge < 128
+    if backend == "cuda" or mode_code(mode) != ref.LOCAL or not eight_bits or not queries \
+            or min(q.size for q in queries) == 0:
+        return split(lambda query: scores(query, db, mode, backend), queries, threads)
+    out = [np.empty(len(db), np.int64) for _ in queries]
+
+    def run(batches: np.ndarray) -> list[list[int]]:
+        """Scores of every query against these batches into out; per query, the sequences whose
+        8-bit lanes saturated."""
+        scratches: list[dict] = [{} for _ in queries]  # run_batch sizes its rows to the query
+        redo: list[list[int]] = [[] for _ in queries]
+        longest = [db.codes[k] for k in db.batches[batches[-1]]]  # batches go shortest first
+        buffer = np.empty(lanes.profile_size(matrix, longest), lanes.WIDTHS[8][0])
+        for b in batches.tolist():
+            members = db.batches[b]
+            profile, chunk_columns = lanes.batch_profile(matrix, [db.codes[k] for k in members], 8, buffer)
+            for query, found, again, scratch in zip(queries, out, redo, scratches):
+                best = lanes.run_batch(query, profile, chunk_columns, go, ge, 8, scratch, shift)[: len(members)]
+                saturated = lanes.saturated(best, 8, matrix)
+                found[members[~saturated]] = best[~saturated]
+                again += members[saturated].tolist()
+        return redo
+
+    runs = [b for b in np.array_split(np.arange(len(db.batches)), max(1, min(threads, len(db.batches)))) if b.size]
+    redo: list[list[int]] = [[] for _ in queries]
+    for part in split(run, runs, threads):
+        for again, more in zip(redo, part):
+            again += more
+    for query, found, again in zip(queries, out, redo):
+        _redo_at_16_bits(query, db, again, found, True, {})
+    return out
+
+
+def _redo_at_16_bits(query: np.ndarray, db: Database, redo: list[int], out: np.ndarray, eight_bits: bool,
+                     scratch: dict) -> None:
+    """The local scores of database sequences `redo` into out, in 16-bit lanes (their profiles
+    kept in db when no 8-bit pass came first), a lane that saturates there by the 32-bit kernel."""
+    matrix = db.scoring.matrix
+    redo = sorted(redo, key=lambda k: db.codes[k].size)  # regrouped by length at 16 bits
     for first in range(0, len(redo), lanes.LANES):
         members = redo[first : first + lanes.LANES]
         profile, chunk_columns = db.profile(("redo", tuple(members)), 16) if not eight_bits else \
             lanes.batch_profile(matrix, [db.codes[k] for k in members], 16)
-        best = lanes.run_batch(query, profile, chunk_columns, go, ge, 16, scratch)
+        best = lanes.run_batch(query, profile, chunk_columns, db.scoring.gap_open, db.scoring.gap_extend, 16, scratch)
         for lane, k in enumerate(members):
-            out[k] = score_pair(query, db.codes[k], db.scoring, code) if lanes.saturated(best[lane], 16, matrix) else best[lane]
-    return out
+            out[k] = score_pair(query, db.codes[k], db.scoring, ref.LOCAL) if lanes.saturated(best[lane], 16, matrix) \
+                else best[lane]
 
 
 def search_database(queries: list[bytes | str], db: Database, top: int = 10, mode: str = "local",
@@ -155,6 +208,16 @@ def best_in(query: np.ndarray, db: Database, top: int, mode: str, backend: str, 
     all_scores = scores(query, db, mode, backend)
     best = np.lexsort((np.arange(all_scores.size), -all_scores))[:top]
     return [Candidate(int(all_scores[k]), first + k, db.names[k], db.codes[k]) for k in best.tolist()]
+
+
+def best_in_all(queries: list[np.ndarray], db: Database, top: int, mode: str, backend: str, first: int = 0,
+                threads: int = 1) -> list[list[Candidate]]:
+    """best_in() of each query, the scores from scores_all."""
+    found = []
+    for all_scores in scores_all(queries, db, mode, backend, threads):
+        best = np.lexsort((np.arange(all_scores.size), -all_scores))[:top]
+        found.append([Candidate(int(all_scores[k]), first + k, db.names[k], db.codes[k]) for k in best.tolist()])
+    return found
 
 
 def merge_best(kept: list[Candidate], found: list[Candidate], top: int) -> list[Candidate]:

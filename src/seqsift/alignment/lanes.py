@@ -74,11 +74,14 @@ def run_batch(query: np.ndarray, profile: np.ndarray, chunk_columns: np.ndarray,
     return best
 
 
-def batch_profile(matrix: np.ndarray, targets: list[np.ndarray], bits: int = 16) -> tuple[np.ndarray, np.ndarray]:
+def batch_profile(matrix: np.ndarray, targets: list[np.ndarray], bits: int = 16,
+                  buffer: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(profile (columns, alphabet, LANES), chunk_columns) for up to LANES target code arrays at
     `bits`: chunk_columns[k] is the longest target in the k-th chunk_lanes(bits) lanes (0 when
     the chunk is empty), columns the longest target rounded up to even. At 8 bits the scores
-    carry bias(matrix). Targets given shortest first waste the fewest padded cells."""
+    carry bias(matrix). Targets given shortest first waste the fewest padded cells. With a
+    buffer (flat, of the width's dtype, at least profile_size() elements) the profile is a view
+    of it, written over whatever it held."""
     dtype, _, _, pad_score = WIDTHS[bits]
     chunk = chunk_lanes(bits)
     used = -(-len(targets) // chunk) * chunk  # lanes of chunks holding a target; the rest is never read
@@ -92,6 +95,13 @@ def batch_profile(matrix: np.ndarray, targets: list[np.ndarray], bits: int = 16)
         lengths[lane] = t.size
     scores = np.full((letters, letters + 1), pad_score, dtype)  # the extra column: PAD for padding
     scores[:, :letters] = matrix.astype(np.int64) + (bias(matrix) if bits == 8 else 0)
-    profile = np.empty((columns, letters, LANES), dtype)
+    shape = (columns, letters, LANES)
+    profile = np.empty(shape, dtype) if buffer is None else buffer[: columns * letters * LANES].reshape(shape)
     fill_profile(profile, scores, codes, used)
     return profile, lengths.reshape(-1, chunk).max(axis=1)
+
+
+def profile_size(matrix: np.ndarray, targets: list[np.ndarray]) -> int:
+    """Elements of batch_profile's profile for these targets (a buffer of this many holds it)."""
+    columns = max((t.size for t in targets), default=0)
+    return (columns + columns % 2) * matrix.shape[0] * LANES

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from typing import Iterable, Iterator
 
-from seqsift.alignment.database import Candidate, Database, DatabaseHit, aligned, best_in, merge_best
+from seqsift.alignment.database import Candidate, Database, DatabaseHit, aligned, best_in_all, merge_best
 from seqsift.alignment.scoring import Scoring
 from seqsift.io.fastx import record_batches
 from seqsift.runner import split
@@ -74,7 +74,7 @@ def search(queries: Iterable[tuple[str, bytes]], parts: DatabaseParts, top: int,
         encoded = [scoring.encode(seq, f"query {name!r}") for name, seq in batch]
         best: list[list[Candidate]] = [[] for _ in batch]
         for first, db in parts:
-            found = split(lambda query: best_in(query, db, top, mode, backend, first), encoded, threads)
+            found = best_in_all(encoded, db, top, mode, backend, first, threads)
             best = [merge_best(kept, new, top) for kept, new in zip(best, found)]
         hits = split(lambda k: aligned(encoded[k], best[k], scoring, mode), range(len(batch)), threads)
         for (name, seq), query_hits in zip(batch, hits):

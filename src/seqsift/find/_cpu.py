@@ -1,4 +1,4 @@
-"""CPU kernels: filter on four probe bytes 32 positions at a time, verify, hand over to KMP.
+"""CPU kernels: filter on two, four or six probe bytes 32 positions at a time, verify, hand over to KMP.
 cpu.py cuts the work and calls `scan_ranges` precompiled (precompiled.py), without importing Numba.
 
 Data-parallel KMP (the OpenCL KMP paper) splits the candidate start positions into equal
@@ -6,9 +6,9 @@ partitions, one per work item, each reading P-1 bytes past its end and
 reporting only matches that start inside it. Here a work item is a list of
 candidate-start ranges (one per FASTA record piece, or one per chunk), cut so
 that every item holds the same number of starts, and items run on a thread
-pool with the GIL released. Inside a range the fast path tests four spread,
-rare pattern bytes for 32 positions with one vector compare each; survivors are
-verified byte by byte. When verification costs more than a couple of bytes per
+pool with the GIL released. Inside a range the fast path tests two, four or six
+spread, rare pattern bytes (plan.py chooses how many) for 32 positions with one
+vector compare each; survivors are verified byte by byte. When verification costs more than a couple of bytes per
 text byte (repetitive text: `a`*1000 in `a`*20M), the range hands over to the
 KMP automaton until the automaton returns to state 0, so the worst case stays
 linear.
@@ -67,30 +67,44 @@ def _kmp_stretch(text, pattern, fail, start, hi, out, n, store):
 
 @njit(nogil=True, boundscheck=False, cache=True)
 def _scan_range(text, pattern, fail, probes, lo, hi, out, n, store):
-    """Matches starting in [lo, hi); text holds at least hi + m - 1 bytes.
+    """Matches starting in [lo, hi); text holds at least hi + m - 1 bytes. probes holds 2, 4 or 6
+    positions, all tested (the branches on their number are taken the same way at every step).
     Returns (n, resume): resume == hi when done, else the start where `out` filled up."""
     base = uint64(text.ctypes.data)
+    k = probes.size
     a0 = base + uint64(probes[0])
-    a1 = base + uint64(probes[1])
-    a2 = base + uint64(probes[2])
-    a3 = base + uint64(probes[3])
+    a1 = base + uint64(probes[1 % k])
+    a2 = base + uint64(probes[2 % k])
+    a3 = base + uint64(probes[3 % k])
+    a4 = base + uint64(probes[4 % k])
+    a5 = base + uint64(probes[5 % k])
     b0 = pattern[probes[0]]
-    b1 = pattern[probes[1]]
-    b2 = pattern[probes[2]]
-    b3 = pattern[probes[3]]
+    b1 = pattern[probes[1 % k]]
+    b2 = pattern[probes[2 % k]]
+    b3 = pattern[probes[3 % k]]
+    b4 = pattern[probes[4 % k]]
+    b5 = pattern[probes[5 % k]]
     i = lo
     mark = lo
     cost = 0
     while i < hi:
         if i + 32 <= hi:
             u = uint64(i)
-            mask = uint64(eq_mask32(a0 + u, b0) & eq_mask32(a1 + u, b1) & eq_mask32(a2 + u, b2) & eq_mask32(a3 + u, b3))
+            mask = uint64(eq_mask32(a0 + u, b0) & eq_mask32(a1 + u, b1))
+            if k > 2:
+                mask &= uint64(eq_mask32(a2 + u, b2) & eq_mask32(a3 + u, b3))
+                if k > 4:
+                    mask &= uint64(eq_mask32(a4 + u, b4) & eq_mask32(a5 + u, b5))
             nxt = i + 32
         else:
             mask = uint64(0)
             for j in range(hi - i):
-                if ((text[i + probes[0] + j] == b0) & (text[i + probes[1] + j] == b1)
-                        & (text[i + probes[2] + j] == b2) & (text[i + probes[3] + j] == b3)):
+                passed = True
+                for p in probes:
+                    if text[i + j + p] != pattern[p]:
+                        passed = False
+                        break
+                if passed:
                     mask |= uint64(1) << uint64(j)
             nxt = hi
         while mask != 0:

@@ -380,15 +380,22 @@ class FindJob:
 
     def batch_hits(self, batch: SequenceBatch, revcomp: bool, count_only: bool) -> RecordHits | int:
         """One batch of record pieces (carrying the pattern's overlap): its hits, or their count."""
+        found = self.strand_hits(batch, revcomp, count_only)
+        if count_only:
+            return sum(f for _, f in found)
+        return _record_hits(batch, [(s, pos, 0) for s, pos in found])[0]
+
+    def strand_hits(self, batch: SequenceBatch, revcomp: bool, count_only: bool, longest: int = 0) -> list[tuple]:
+        """(strand, flat positions in batch.seq or their count) per strand searched. longest: the
+        longest of the patterns searched in the same batches (PatternSet), whose overlap the
+        batches carry: the starts of a cut last piece that the next batch holds whole again are
+        left to it, so each occurrence is found once and in position order."""
         forward = sequence_pattern(self.pattern)
         strands = [("+", forward)]
         if revcomp:
             strands.append(("-", reverse_complement(forward)))
         m = len(forward)
-        found = [(s, self._record_searcher(self._plan(p, batch.seq))(batch, m, count_only)) for s, p in strands]
-        if count_only:
-            return sum(f for _, f in found)
-        return _record_hits(batch, found)
+        return [(s, self._record_searcher(self._plan(p, batch.seq))(batch, m, count_only, longest)) for s, p in strands]
 
     def _plan(self, pattern: bytes, data: np.ndarray | None) -> SearchPlan:
         """The plan for pattern, made once per job: its probe bytes are chosen by their rarity
@@ -402,18 +409,18 @@ class FindJob:
         if self.backend == "cuda":
             gpu = self._gpu_searcher(plan)
 
-            def search_gpu(batch: SequenceBatch, m: int, count_only: bool):
+            def search_gpu(batch: SequenceBatch, m: int, count_only: bool, longest: int = 0):
                 reader = ChunkReader(ArrayStream(batch.seq), max(batch.seq.size, 1), m - 1)
                 pos = np.concatenate([p + b for b, _, p in gpu.run(reader.fill, reader.buffer_size, True)] or [np.empty(0, np.int64)])
                 piece = np.searchsorted(batch.bounds, pos, "right") - 1
-                pos = pos[pos + m <= batch.bounds[piece + 1]]  # drop matches spanning two pieces
+                pos = pos[pos < _piece_ends(batch, m, longest)[piece]]  # none spanning two pieces
                 return pos.size if count_only else pos
 
             return search_gpu
         cpu = self._cpu_searcher(plan)
 
-        def search_cpu(batch: SequenceBatch, m: int, count_only: bool):
-            los, his = batch.bounds[:-1], batch.bounds[1:] - m + 1
+        def search_cpu(batch: SequenceBatch, m: int, count_only: bool, longest: int = 0):
+            los, his = batch.bounds[:-1], _piece_ends(batch, m, longest)
             keep = his > los
             los, his = los[keep], his[keep]
             return cpu.count(batch.seq, los, his) if count_only else cpu.positions(batch.seq, los, his)
@@ -452,14 +459,49 @@ def _whole_chunk(n: int, m: int) -> tuple[np.ndarray, np.ndarray]:
     return np.zeros(1, np.int64), np.array([n - m + 1], np.int64)
 
 
-def _record_hits(batch: SequenceBatch, found: list[tuple[str, np.ndarray]]) -> RecordHits:
-    flat = np.concatenate([pos for _, pos in found])
-    strand = np.concatenate([np.full(pos.size, s, "<U1") for s, pos in found])
-    order = np.lexsort((strand, flat))
+def _piece_ends(batch: SequenceBatch, m: int, longest: int) -> np.ndarray:
+    """Per piece, the end of the starts searched for a pattern of m bases: the last where it fits
+    in the piece, or for the cut last piece of a batch read with the overlap of a longer pattern
+    (longest - 1 bases) the last the next batch does not hold whole (io.fastx)."""
+    his = batch.bounds[1:] - m + 1
+    if batch.cut and longest > m:
+        his = his.copy()
+        his[-1] -= longest - m
+    return his
+
+
+def _record_hits(batch: SequenceBatch, found: list[tuple[str, np.ndarray, int]]) -> tuple[RecordHits, np.ndarray]:
+    """The hits of (strand, flat positions, pattern number) in record, position, strand and
+    pattern order, and the pattern number of each."""
+    flat = np.concatenate([pos for _, pos, _ in found])
+    strand = np.concatenate([np.full(pos.size, s, "<U1") for s, pos, _ in found])
+    which = np.concatenate([np.full(pos.size, k, np.int64) for _, pos, k in found])
+    order = np.lexsort((which, strand, flat))
     flat, strand = flat[order], strand[order]
     piece = np.searchsorted(batch.bounds, flat, "right") - 1
     names = np.asarray(batch.names, dtype=object)
-    return RecordHits(names[piece], batch.start[piece] + flat - batch.bounds[piece], strand)
+    return RecordHits(names[piece], batch.start[piece] + flat - batch.bounds[piece], strand), which[order]
+
+
+class PatternSet:
+    """Several patterns searched in the same batches of records (find --fasta with -e or -f):
+    each batch is read once, with the overlap of the longest pattern, and searched by each
+    pattern's FindJob. A shorter pattern leaves the last starts of a cut piece to the next
+    batch, which holds them whole again, so every occurrence is reported once, in order."""
+
+    def __init__(self, jobs: list[FindJob]):
+        self.jobs = jobs
+        self.longest = max(len(job.pattern) for job in jobs)
+        self.chunk_size = max(job.chunk_size for job in jobs)
+
+    def batch_hits(self, batch: SequenceBatch, revcomp: bool, count_only: bool) -> tuple[RecordHits, np.ndarray] | int:
+        """FindJob.batch_hits of every pattern merged: (hits in record, position, strand and
+        pattern order, the pattern number of each), or their count."""
+        found = [(s, pos, k) for k, job in enumerate(self.jobs)
+                 for s, pos in job.strand_hits(batch, revcomp, count_only, self.longest)]
+        if count_only:
+            return sum(f for _, f, _ in found)
+        return _record_hits(batch, found)
 
 
 class ReadOnly(io.RawIOBase):

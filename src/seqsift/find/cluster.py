@@ -19,7 +19,7 @@ import numpy as np
 from seqsift import distributed
 from seqsift.backend import check_backend, check_threads
 from seqsift.errors import FormatError, InputError, SeqsiftError, UsageError
-from seqsift.find.api import FindJob, ReadOnly, RecordHits, Source, as_pattern, memory_view, sequence_pattern
+from seqsift.find.api import FindJob, PatternSet, ReadOnly, RecordHits, Source, as_pattern, memory_view, sequence_pattern
 from seqsift.io.pack import regular_size
 from seqsift.io.chunks import ChunkReader
 from seqsift.io.fastx import SequenceBatch, read_batches
@@ -64,11 +64,12 @@ class Span:
     failed: Failed | None = None
 
 
-def work(pattern: bytes, chunk_size: int, backend: str = "auto", threads: int | None = None,
-         job: FindJob | None = None, ignore_case: bool = False) -> Work:
-    """search_part on each part, by a FindJob: job (or one made) here, or on each worker from the
-    pattern sent there (each task running at once with a FindJob of its own). backend and
-    threads are checked here, as the workers will take them."""
+def work(pattern: bytes | tuple[bytes, ...], chunk_size: int, backend: str = "auto", threads: int | None = None,
+         job: FindJob | PatternSet | None = None, ignore_case: bool = False) -> Work:
+    """search_part on each part, by a FindJob (a PatternSet for a tuple of patterns, record
+    batches only): job (or one made) here, or on each worker from the pattern sent there (each
+    task running at once with a job of its own). backend and threads are checked here, as the
+    workers will take them."""
     check_backend(backend)
     if threads is not None:
         check_threads(threads)
@@ -77,8 +78,11 @@ def work(pattern: bytes, chunk_size: int, backend: str = "auto", threads: int | 
     return Work(search_part, (lambda: job) if job is not None else (lambda: _new_job(pattern, *options)), share)
 
 
-def _new_job(pattern: bytes, chunk_size: int, backend: str, threads: int | None, ignore_case: bool = False) -> FindJob:
+def _new_job(pattern: bytes | tuple[bytes, ...], chunk_size: int, backend: str, threads: int | None,
+             ignore_case: bool = False) -> FindJob | PatternSet:
     """A worker's job: one thread unless told, as Dask runs one task per worker thread."""
+    if isinstance(pattern, tuple):
+        return PatternSet([_new_job(p, chunk_size, backend, threads, ignore_case) for p in pattern])
     return FindJob(pattern, backend=backend, threads=threads or 1, chunk_size=chunk_size, ignore_case=ignore_case)
 
 
@@ -143,8 +147,8 @@ def search_spans(job: FindJob, part: tuple[list[Span], bool]) -> list[np.ndarray
     return results
 
 
-def search_batch(job: FindJob, part) -> RecordHits | int:
-    """One batch of records: the very per-batch search of FindJob.record_hits."""
+def search_batch(job: FindJob | PatternSet, part) -> RecordHits | tuple[RecordHits, np.ndarray] | int:
+    """One batch of records: the very per-batch search of FindJob.record_hits (or PatternSet's)."""
     batch, revcomp, count_only = part
     return job.batch_hits(batch, revcomp, count_only)
 
@@ -160,14 +164,15 @@ def spans_of(sources: list[Source], m: int, partition: int, by_path: bool) -> It
 
 def _spans_of(k: int, source: Source, m: int, partition: int, by_path: bool) -> Iterator[Span]:
     """Source k's spans (spans_of)."""
-    data = memory_view(source)
-    if data is not None:
-        for lo in range(0, max(data.size - m + 1, 1), partition):
-            yield Span(k, lo, min(lo + partition, data.size), "(memory)", data=data[lo : lo + partition + m - 1].tobytes())
-        return
     named = isinstance(source, (str, os.PathLike))
     shown = display_name(source) if named else getattr(source, "name", "(stream)")
     size = regular_size(source) if named else None
+    data = memory_view(source) if not named else _generated(source, shown) if size == 0 else None
+    if data is not None:
+        shown = shown if named else "(memory)"
+        for lo in range(0, max(data.size - m + 1, 1), partition):
+            yield Span(k, lo, min(lo + partition, data.size), shown, data=data[lo : lo + partition + m - 1].tobytes())
+        return
     if by_path and size is not None:
         path = os.path.abspath(source)
         for lo in range(0, max(size, 1), partition):
@@ -195,6 +200,26 @@ def _spans_of(k: int, source: Source, m: int, partition: int, by_path: bool) -> 
     finally:
         if named and str(source) != STDIN:
             stream.close()
+
+
+GENERATED_LIMIT = 64 << 20
+
+
+def _generated(path, shown: str) -> np.ndarray:
+    """A regular file whose size reads 0: empty, or written by the kernel as it is read (procfs,
+    sysfs), whose size says nothing and whose content is per process (/proc/self/...: a worker
+    would read its own). Read here, whole, up to GENERATED_LIMIT bytes, past which it is an error
+    naming it: /proc/self/pagemap reads as 256 GiB of zeros, which streamed to the workers lost
+    them one after another while the run never ended (2026-12-01)."""
+    with open_binary(path) as stream:
+        try:
+            data = stream.read(GENERATED_LIMIT + 1)
+        except OSError as exc:
+            raise InputError(shown, f"read failed: {exc.strerror or exc}") from None
+    if len(data) > GENERATED_LIMIT:
+        raise InputError(shown, f"its size reads 0 but it holds more than {GENERATED_LIMIT >> 20} MiB (a file the "
+                         "kernel generates as it is read): not searched")
+    return np.frombuffer(data, np.uint8)
 
 
 def groups(spans: Iterator[Span], partition: int) -> Iterator[list[Span]]:

@@ -14,7 +14,7 @@ from seqsift.find import DEFAULT_CHUNK_SIZE
 from seqsift.options import EXIT_ERROR, EXIT_FOUND, EXIT_NONE, add_dask_options, dask_run, parse_size, warn
 
 if TYPE_CHECKING:
-    from seqsift.find.api import FindJob
+    from seqsift.find.api import FindJob, PatternSet
     from seqsift.io.writers import RowWriter
     from seqsift.progress import Progress
 
@@ -22,6 +22,8 @@ if TYPE_CHECKING:
 # one search per pattern: on 32 MiB of text, one thread, 2026-12-01, each further pattern cost
 # ~65 ms searched alone while a scan of 2 to 200 patterns took ~0.1 s.
 SCAN_FROM = 3
+# Options whose next word is their value whatever it looks like, as grep reads them (cli.attach_values).
+VALUE_OPTIONS = ("-e", "--pattern", "-f", "--file")
 
 
 def add_parser(sub, parent: argparse.ArgumentParser) -> None:
@@ -57,7 +59,7 @@ def add_parser(sub, parent: argparse.ArgumentParser) -> None:
     p.add_argument("--hex", action="store_true", help="patterns are hex digits, e.g. 4d5a9000")
     p.add_argument("--fasta", action="store_true",
                    help="search the sequences of FASTA/FASTQ records (plain/gz/bz2/xz), case-insensitive, "
-                   "line breaks ignored; output path<TAB>record<TAB>position<TAB>strand")
+                   "line breaks ignored; output path<TAB>record<TAB>position<TAB>strand (<TAB>pattern with several)")
     p.add_argument("--revcomp", action="store_true", help="with --fasta, also report the reverse complement on strand -")
     p.add_argument("--json", action="store_true", help="JSON Lines output, opening with a provenance object")
     p.add_argument("--chunk-size", type=parse_size, default=DEFAULT_CHUNK_SIZE, metavar="SIZE",
@@ -87,7 +89,7 @@ def patterns_of(args: argparse.Namespace) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from seqsift.find.api import FindJob, as_pattern
+    from seqsift.find.api import FindJob, PatternSet, as_pattern
     from seqsift.io.openers import STDIN, check_readable
     from seqsift.io.provenance import Provenance
     from seqsift.io.tree import walk
@@ -100,8 +102,6 @@ def run(args: argparse.Namespace) -> int:
     listing = args.files_with_matches or args.files_without_match
     if args.files_with_matches and args.files_without_match:
         raise UsageError("-l and -L: choose one")
-    if len(texts) > 1 and args.fasta:
-        raise UsageError("several patterns with --fasta: give one pattern a run")
     if args.null and args.json:
         raise UsageError("--null is for TSV output; JSON Lines quote every name already")
     patterns = [as_pattern(text.encode("utf-8", "surrogateescape"), hex=args.hex) for text in texts]
@@ -111,7 +111,7 @@ def run(args: argparse.Namespace) -> int:
     elif args.count:
         fields = ("path", "count")
     elif args.fasta:
-        fields = ("path", "record", "position", "strand")
+        fields = ("path", "record", "position", "strand") + (("pattern",) if len(patterns) > 1 else ())
     else:
         fields = ("path", "offset", "pattern") if len(patterns) > 1 else ("path", "offset")
     readable = []
@@ -155,7 +155,8 @@ def run(args: argparse.Namespace) -> int:
             progress.total = total and total * len(jobs)
         client, bar = stack.enter_context(dask_run(args)) if args.dask else (None, None)
         if args.fasta:
-            results = isolated(lambda paths: _records(args, jobs[0], paths, progress, count_only, client, bar),
+            records = jobs[0] if len(jobs) == 1 else PatternSet(jobs)
+            results = isolated(lambda paths: _records(args, records, paths, progress, count_only, client, bar),
                                readable, skip)
         elif args.dask and len(jobs) == 1:
             results = isolated(lambda paths: _on_cluster(args, patterns[0], paths, count_only, client, bar),
@@ -217,11 +218,14 @@ class _Guarded:
         self.parts, self.failure, self.failed = parts, failure, False
 
     def __iter__(self):
-        from seqsift.find.cluster import Failed
-
+        # A Failed place-holder is made by find.cluster only, so where that module was never
+        # imported (a search on this machine) there is none to look for, and importing it (with
+        # seqsift.distributed and logging) would cost every run its start-up time.
+        cluster = sys.modules.get("seqsift.find.cluster")
+        failed_type = cluster.Failed if cluster is not None else ()
         try:
             for part in self.parts:
-                if isinstance(part, Failed):
+                if isinstance(part, failed_type):
                     self.failure.append((part.message, False))
                     break
                 yield part
@@ -289,21 +293,25 @@ def _several(searches: list, paths: list[str], count_only: bool, stack: contextl
         yield path, [list(zip(offsets[order].tolist(), which[order].tolist()))]
 
 
-def _records(args: argparse.Namespace, job: FindJob, paths: list[str], progress: Progress, count_only: bool,
-             client=None, bar=None):
+def _records(args: argparse.Namespace, job: FindJob | PatternSet, paths: list[str], progress: Progress,
+             count_only: bool, client=None, bar=None):
     """(path, its record hits or counts) per path: one engine call, batches of records searched
     here one after another (each on job's threads) or by Dask workers (client; bar counts
-    partitions), runner.ordered deciding."""
+    partitions), runner.ordered deciding. Several patterns (a PatternSet) are searched in the
+    same batches, read once."""
     from seqsift.find import cluster
+    from seqsift.find.api import PatternSet
     from seqsift.runner import by_source
 
-    work = cluster.work(job.pattern, args.chunk_size, args.backend, job=job)
+    several = isinstance(job, PatternSet)
+    pattern = tuple(j.pattern for j in job.jobs) if several else job.pattern
+    work = cluster.work(pattern, args.chunk_size, args.backend, job=job)
     if client is not None:  # the bar counts partitions
         partition, done_parts, bases = args.partition or cluster.DEFAULT_PARTITION, bar.advance, None
     else:  # the bar counts bases
         partition, done_parts, bases = job.chunk_size, None, progress.advance
-    done = cluster.search_records(work, paths, len(job.pattern), partition, args.revcomp, count_only, client,
-                                  done_parts, bases)
+    m = job.longest if several else len(job.pattern)
+    done = cluster.search_records(work, paths, m, partition, args.revcomp, count_only, client, done_parts, bases)
     for k, parts in by_source(len(paths), done):
         yield paths[k], parts
 
@@ -329,6 +337,10 @@ def _write_results(path: str, parts, args: argparse.Namespace, writer: RowWriter
     for part in parts:
         if counting:
             n += int(part)
+        elif args.fasta and several:  # (hits, the pattern number of each)
+            hits, which = part
+            n += len(hits)
+            writer.write_rows((path, r, p, s, texts[k]) for (r, p, s), k in zip(hits, which.tolist()))
         else:
             n += len(part)
             if args.fasta:

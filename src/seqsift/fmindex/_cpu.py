@@ -26,7 +26,7 @@ Shortcuts once an interval is small (hi-lo=1, section 4.2.2):
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, uint64
+from numba import int64, njit, uint64
 
 from seqsift.fmindex.steps import compile_steps
 from seqsift.intrinsics import bswap64, load_u64, popcount64, prefetch
@@ -349,12 +349,14 @@ def locate_steps_histogram(blocks, C, n, limit):
 
 
 @njit(nogil=True, boundscheck=False, cache=True)
-def gather_hits(starts, located, keep, max_hits, offsets, text_pos, strand):
+def gather_hits(starts, located, keep, max_hits, seeds, offsets, text_pos, strand):
     """Per read, its kept hits from both strands (query q's are located[starts[q]:starts[q+1]])
-    sorted by position then strand, the first max_hits of them into text_pos/strand at
-    offsets[r]. offsets must hold the listed counts' running sum. A read's few hits are sorted
-    by insertion as they come: Numba's sort costs ~0.3 us a call, the most of this pass on a
-    reference with repeats (docs/benchmarks.md)."""
+    sorted by position then strand, max_hits of them into text_pos/strand at offsets[r]: the
+    first ones; or, where seeds is not empty (one number a read), the one that seeds[r] modulo
+    the read's count picks among all of them first, then the first others. offsets must hold the
+    listed counts' running sum. A read's few hits are sorted by insertion as they come: Numba's
+    sort costs ~0.3 us a call, the most of this pass on a reference with repeats
+    (docs/benchmarks.md)."""
     longest = 0
     for r in range(offsets.size - 1):
         longest = max(longest, starts[2 * r + 2] - starts[2 * r])
@@ -376,9 +378,13 @@ def gather_hits(starts, located, keep, max_hits, offsets, text_pos, strand):
         if not few:
             keys.sort()
         at = offsets[r]
-        for i in range(offsets[r + 1] - offsets[r]):
-            text_pos[at + i] = keys[i] >> 1
-            strand[at + i] = keys[i] & 1
+        listed = offsets[r + 1] - offsets[r]
+        pick = int64(seeds[r] % uint64(k)) if seeds.size > 0 and k > 0 else 0
+        for i in range(listed):
+            # the picked hit first, then the others in order (with no seeds: all in order)
+            h = pick if i == 0 else i - 1 if i <= pick else i
+            text_pos[at + i] = keys[h] >> 1
+            strand[at + i] = keys[h] & 1
 
 
 @njit(nogil=True, boundscheck=False, cache=True)

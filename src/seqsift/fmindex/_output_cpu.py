@@ -1,7 +1,7 @@
 """The search output's formatters (output.py calls them precompiled, see precompiled.py):
 digits and names written straight into one byte buffer."""
 
-from numba import int64, njit, uint8, uint64
+from numba import njit, uint8, uint64
 
 
 @njit(inline="always", nogil=True)
@@ -69,14 +69,16 @@ _FNV_BASIS = 0xCBF29CE484222325 ^ 0x5EED5EED
 _FNV_PRIME = 0x100000001B3
 
 
-@njit(inline="always", nogil=True)
-def _pick(raw, lo, hi, n):
-    """Which of n equally good sites is the primary: a hash of the read's name modulo n. As bwa,
-    a repeat's reads spread over its copies instead of all landing on the leftmost one."""
-    h = uint64(_FNV_BASIS)
-    for i in range(lo, hi):
-        h = (h ^ uint64(raw[i])) * uint64(_FNV_PRIME)
-    return int64(h % uint64(n))
+@njit(nogil=True, cache=True)
+def name_hashes(raw, name_lo, name_hi, out):
+    """Per read, FNV-1a (64 bits, from the seeded basis) of its name: the number whose remainder
+    by the read's count of equally good sites picks its primary (query.Searcher.hits). As bwa,
+    a repeat's reads spread over all its copies instead of all landing on the leftmost one."""
+    for r in range(name_lo.size):
+        h = uint64(_FNV_BASIS)
+        for i in range(name_lo[r], name_hi[r]):
+            h = (h ^ uint64(raw[i])) * uint64(_FNV_PRIME)
+        out[r] = h
 
 
 @njit(nogil=True, cache=True)
@@ -87,15 +89,13 @@ def format_sam(raw, name_lo, name_hi, seq, bounds, qual_lo, counts, mapqs, offse
         lo, hi = bounds[r], bounds[r + 1]
         length = hi - lo
         listed = offsets[r + 1] - offsets[r]
-        primary = _pick(raw, name_lo[r], name_hi[r], listed) if listed > 1 else 0
         for k in range(max(listed, 1)):
             at = _put_bytes(out, at, raw, name_lo[r], name_hi[r])
             if listed == 0:
                 at = _put_text(out, at, b"\t4\t*\t0\t0\t*\t*\t0\t0\t")
                 reverse = False
             else:
-                # the primary first, then the other listed sites in reference order
-                h = offsets[r] + (primary if k == 0 else k - 1 if k <= primary else k)
+                h = offsets[r] + k  # the primary first (query.Searcher.hits with seeds)
                 reverse = strand[h] == 1
                 out[at] = 9
                 at = _put_int(out, at + 1, (16 if reverse else 0) | (256 if k else 0))

@@ -23,17 +23,30 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
 from pydivsufsort import divsufsort
 
 from seqsift.errors import UsageError
-from seqsift.intrinsics import prefetch
 from seqsift.fmindex.layout import MAX_COUNT, MAX_KMER, MAX_TEXT, NARROW, WORDS, IndexArrays
 from seqsift.fmindex.pieces import BUCKETS, BYTES_PER_SUFFIX, DEFAULT_COVER, difference_cover, suffix_pieces
 from seqsift.fmindex.reference import Reference
+from seqsift.precompiled import Kernel
 
-AHEAD = 16  # rows whose text is prefetched ahead in the passes over the suffix array, which read the text at random
 KMER_CAP = 12  # the default never exceeds 128 MiB of table (docs/benchmarks.md: k=10-12 beat k=9 since the search is compute-bound)
+# The passes, _build_cpu.py's kernels, called precompiled (precompiled.py). The suffix array comes
+# as divsufsort gives it (32-bit below 2^31 symbols) or as int64; samples and k-mer rows are
+# 64-bit in a wide index.
+_CPU = "seqsift.fmindex._build_cpu"
+_SA, _ROWS = ("int32", "int64"), ("uint32", "uint64")
+# text, sa, lo, hi, row0, sa_sample, repeat_sample, width, blocks, counts, marks, samples -> how many samples
+_FILL_ROWS = Kernel(_CPU, "fill_rows", *(f"uint8[:] {sa}[:] int64 int64 int64 int64 int64 int64 uint64[:,:] uint64[:] "
+                                         f"uint64[:] {rows}[:]" for sa in _SA for rows in _ROWS), results=1)
+_CLOSE_BLOCKS = Kernel(_CPU, "close_blocks", "uint64[:,:] uint64[:] uint64[:] int64")
+_FILL_KMER_TABLE = Kernel(_CPU, "fill_kmer_table", *(f"uint8[:] {sa}[:] int64 int64 int64 int64 {rows}[:,:]"
+                                                     for sa in _SA for rows in _ROWS))
+_SYMBOL_COUNTS = Kernel(_CPU, "symbol_counts", "uint8[:] int64[:]")
+_PACK = Kernel(_CPU, "pack", "uint8[:] uint8[:]")
+_COUNT_GAPS = Kernel(_CPU, "count_gaps", "uint8[:]", results=1)
+_FILL_GAPS = Kernel(_CPU, "fill_gaps", "uint8[:] int64[:,:]")
 
 
 def default_kmer(n: int) -> int:
@@ -46,18 +59,6 @@ def default_kmer(n: int) -> int:
     while k < KMER_CAP and 4 ** (k + 2) <= n:
         k += 1
     return k
-
-
-@njit(inline="always")
-def _same_window(text, p, q, width):
-    """Are the `width` symbols from text positions p and q the same bases ('#' and '$' match nothing)?"""
-    if max(p, q) + width > text.size:
-        return False
-    for t in range(width):
-        c = text[p + t]
-        if c < 2 or c != text[q + t]:
-            return False
-    return True
 
 
 DENSE_REPEATS_UP_TO = 1 << 27  # bases: marking every 4th base costs at most 128 MiB of 4-byte samples up to here
@@ -76,129 +77,6 @@ def repeat_window(n: int) -> int:
     """Bases a window shares with another place in the text for it to count as a repeat: 4 more
     than log4(n), so that a random window recurs by chance less than about once in 256."""
     return math.ceil(math.log(max(n, 4), 4)) + 4
-
-
-@njit(inline="always")
-def _marked(text, sa, r, symbol, sa_sample, repeat_sample, width):
-    """Is row r sampled? Its suffix starts at a multiple of sa_sample, or at a multiple of
-    repeat_sample inside a repeat (its first `width` bases shared with a neighbouring suffix, so
-    they occur elsewhere too), or its BWT symbol is '#' or '$'."""
-    p = sa[r]
-    if symbol < 2 or p % sa_sample == 0:
-        return True
-    if repeat_sample == 0 or p % repeat_sample:
-        return False
-    return (r > 0 and _same_window(text, p, sa[r - 1], width)) or (r + 1 < sa.size and _same_window(text, p, sa[r + 1], width))
-
-
-@njit(cache=True)
-def _fill_rows(text, sa, lo, hi, row0, sa_sample, repeat_sample, width, blocks, counts, marks, samples):
-    """Rows row0.. of the BWT from sa[lo:hi] (sa[lo - 1] and sa[hi], where given, are the rows
-    beside them; each row's symbol is read from the text, so no BWT array is built): per 64-row
-    block the counts before it (two per word), one bitmap per base, the marks and the marks before
-    it (the running counts and marks are carried from piece to piece). The text positions of the
-    marked rows go to samples, in row order; returns how many."""
-    n = text.size
-    base = np.uint64(text.ctypes.data)
-    k = 0
-    for i in range(lo, hi):
-        r = row0 + (i - lo)
-        blk = r >> 6
-        if r & 63 == 0:
-            blocks[blk, 0] = counts[0] | (counts[1] << np.uint64(32))
-            blocks[blk, 1] = counts[2] | (counts[3] << np.uint64(32))
-            blocks[blk, 7] = marks[0]
-        if i + AHEAD < hi:
-            prefetch(base + np.uint64(sa[i + AHEAD]))
-        bit = np.uint64(1) << np.uint64(r & 63)
-        p = sa[i]
-        symbol = np.int64(text[p - 1 if p > 0 else n - 1])  # the whole text is preceded by its last symbol, '$'
-        b = symbol - 2
-        if b >= 0:
-            blocks[blk, 2 + b] |= bit
-            counts[b] += np.uint64(1)
-        if _marked(text, sa, i, symbol, sa_sample, repeat_sample, width):
-            blocks[blk, 6] |= bit
-            marks[0] += np.uint64(1)
-            samples[k] = p
-            k += 1
-    return k
-
-
-@njit(cache=True)
-def _close_blocks(blocks, counts, marks, n):
-    """The counts of a last block that holds no row (n a multiple of 64)."""
-    if n & 63 == 0:
-        blk = n >> 6
-        blocks[blk, 0] = counts[0] | (counts[1] << np.uint64(32))
-        blocks[blk, 1] = counts[2] | (counts[3] << np.uint64(32))
-        blocks[blk, 7] = marks[0]
-
-
-@njit(cache=True)
-def _fill_kmer_table(text, sa, lo, hi, row0, k, table):
-    """[lo, hi) of every k-mer: the rows whose suffix starts with it are contiguous in the SA, so one
-    pass in row order finds each k-mer's first and last row."""
-    n = text.size
-    base = np.uint64(text.ctypes.data)
-    for i in range(lo, hi):
-        if i + AHEAD < hi:
-            prefetch(base + np.uint64(sa[i + AHEAD]))
-        r = row0 + (i - lo)
-        p = sa[i]
-        if p + k > n:
-            continue
-        code = 0
-        for t in range(k):
-            c = np.int64(text[p + t])
-            if c < 2:
-                code = -1
-                break
-            code = code * 4 + (c - 2)
-        if code < 0:
-            continue
-        if table[code, 1] == 0:
-            table[code, 0] = r
-        table[code, 1] = r + 1
-
-
-@njit(cache=True)
-def _symbol_counts(text):
-    """Occurrences of each symbol code 0-5 (np.bincount would first copy the text to 8 bytes a symbol)."""
-    counts = np.zeros(6, np.int64)
-    for c in text:
-        counts[c] += 1
-    return counts
-
-
-@njit(cache=True)
-def _pack(text):
-    """The text 4 bases a byte, first base in the low bits; '#' and '$' as A (the gaps say where they are)."""
-    packed = np.zeros((text.size + 3) // 4, np.uint8)
-    for i in range(text.size):
-        c = text[i]
-        if c >= 2:
-            packed[i >> 2] |= np.uint8((c - 2) << (2 * (i & 3)))
-    return packed
-
-
-@njit(cache=True)
-def _gaps(text):
-    """[start, end) of each run of '#' or '$' (in one pass: numpy's would make arrays of a byte a base)."""
-    runs = 0
-    for i in range(text.size):
-        if text[i] < 2 and (i == 0 or text[i - 1] >= 2):
-            runs += 1
-    gaps = np.empty((runs, 2), np.int64)
-    k = 0
-    for i in range(text.size):
-        if text[i] < 2:
-            if i == 0 or text[i - 1] >= 2:
-                gaps[k, 0] = i
-            if i + 1 == text.size or text[i + 1] >= 2:
-                gaps[k, 1] = i + 1
-                k += 1
-    return gaps
 
 
 WINDOW = 1 << 22  # rows filled at a time: 32 MiB of copies and samples' buffer at most
@@ -234,17 +112,17 @@ class _Rows:
         first = row - (self.tail.size > 0)
         if hi > lo:
             out = np.empty(hi - lo, self.positions)
-            kept = _fill_rows(self.text, rows, lo, hi, first, self.sa_sample, self.repeat_sample, self.window,
+            kept = _FILL_ROWS(self.text, rows, lo, hi, first, self.sa_sample, self.repeat_sample, self.window,
                               self.blocks, self.counts, self.marks, out)
             self.samples.append(out[:kept].copy())
-            _fill_kmer_table(self.text, rows, lo, hi, first, self.k, self.table)
+            _FILL_KMER_TABLE(self.text, rows, lo, hi, first, self.k, self.table)
         self.tail = np.asarray(rows[max(rows.size - 2, 0) :], np.int64) if not last else np.empty(0, np.int64)
 
     def finish(self) -> np.ndarray:
         """The SA samples, once every row is given."""
         if self.tail.size:
             self._window(self.row, np.empty(0, np.int64), last=True)
-        _close_blocks(self.blocks, self.counts, self.marks, self.text.size)
+        _CLOSE_BLOCKS(self.blocks, self.counts, self.marks, self.text.size)
         return np.concatenate(self.samples) if self.samples else np.empty(0, self.positions)
 
 
@@ -305,7 +183,8 @@ def build_arrays(reference: Reference, sa_sample: int = 32, repeat_sample: int |
         text = text.copy()
     if n > MAX_TEXT:
         raise UsageError(f"the reference holds {n:,} symbols; this index format takes at most {MAX_TEXT:,}")
-    symbol_counts = _symbol_counts(text)
+    symbol_counts = np.zeros(6, np.int64)
+    _SYMBOL_COUNTS(text, symbol_counts)
     if symbol_counts[2:].max() > MAX_COUNT:
         raise UsageError("one base occurs more than 2^32 - 1 times: the rank blocks' 32-bit counts cannot hold it")
     wide = n > NARROW if wide is None else wide
@@ -331,5 +210,19 @@ def build_arrays(reference: Reference, sa_sample: int = 32, repeat_sample: int |
         del sa  # the largest array: gone before the packing and the gap scan make theirs
     samples = rows.finish()
     C = np.cumsum(symbol_counts)[1:5].astype(np.int64)  # symbols below A, C, G, T
-    return IndexArrays(blocks=blocks, C=C, samples=samples, kmer_table=table, packed=_pack(text), gaps=_gaps(text),
+    return IndexArrays(blocks=blocks, C=C, samples=samples, kmer_table=table, packed=_packed(text), gaps=_gaps(text),
                        n=n, sa_sample=sa_sample, repeat_sample=repeat_sample, repeat_window=window, kmer=k)
+
+
+def _packed(text: np.ndarray) -> np.ndarray:
+    """The text 4 bases a byte (_build_cpu.pack)."""
+    packed = np.zeros((text.size + 3) // 4, np.uint8)
+    _PACK(text, packed)
+    return packed
+
+
+def _gaps(text: np.ndarray) -> np.ndarray:
+    """[start, end) of each run of '#' or '$', one row each."""
+    gaps = np.empty((_COUNT_GAPS(text), 2), np.int64)
+    _FILL_GAPS(text, gaps)
+    return gaps

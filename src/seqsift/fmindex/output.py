@@ -20,6 +20,7 @@ _FORMAT_TSV = Kernel("seqsift.fmindex._output_cpu", "format_tsv",
 _FORMAT_SAM = Kernel("seqsift.fmindex._output_cpu", "format_sam",
                      "uint8[:] int64[:] int64[:] uint8[:] int64[:] int64[:] int64[:] int64[:] int64[:] int64[:] int64[:] "
                      "int8[:] uint8[:] int64[:] uint8[:] uint8[:]", results=1)
+_NAME_HASHES = Kernel("seqsift.fmindex._output_cpu", "name_hashes", "uint8[:] int64[:] int64[:] uint64[:]")
 
 
 def name_table(names: list[str]) -> tuple[np.ndarray, np.ndarray]:
@@ -43,10 +44,19 @@ for _a, _b in (b"AT", b"TA", b"CG", b"GC"):
     _COMP[_a] = _b
 
 
+def primary_seeds(batch: ReadBatch) -> np.ndarray:
+    """Per read, the number whose remainder by its count of equally good sites picks its SAM
+    primary among all of them (query.Searcher.hits): FNV-1a of its name from a seeded basis, so
+    the pick is the same at any -t and batch size."""
+    seeds = np.empty(len(batch), np.uint64)
+    _NAME_HASHES(batch.raw, batch.name_lo, batch.name_hi, seeds)
+    return seeds
+
+
 def primary_of(name: bytes, sites: int) -> int:
-    """Which of a read's equally good sites is its primary, as the compiled SAM formatter picks it
-    (_output_cpu._pick: FNV-1a of the name from its seeded basis, modulo the sites; the constants
-    are repeated here so that this module does not import Numba)."""
+    """Which of a read's equally good sites is its primary, as primary_seeds picks it
+    (_output_cpu.name_hashes: FNV-1a of the name from its seeded basis, modulo the sites; the
+    constants are repeated here so that this module does not import Numba)."""
     h = 0xCBF29CE484222325 ^ 0x5EED5EED
     for byte in name:
         h = ((h ^ byte) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
@@ -62,8 +72,9 @@ def mapping_qualities(counts: np.ndarray) -> np.ndarray:
 def sam(batch: ReadBatch, found: BatchHits, record: np.ndarray, position: np.ndarray,
         names: tuple[np.ndarray, np.ndarray]) -> bytes:
     """MAPQ as bwa gives it: 60 for a read with one site, 0 for a read with several equally good
-    ones (so `samtools view -q 1` keeps unique reads only). The primary of a multi-site read is one
-    of its listed sites picked by a hash of the read's name (a fixed seed: the same at any -t)."""
+    ones (so `samtools view -q 1` keeps unique reads only). found must come from a search with
+    primary_seeds: a read's first listed site is its primary, picked among all its sites by a
+    hash of its name (a fixed seed: the same at any -t), the others secondary."""
     counts = found.counts
     mapqs = mapping_qualities(counts)
     longest = int(np.diff(names[1]).max())

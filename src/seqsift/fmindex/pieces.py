@@ -15,7 +15,7 @@ two suffixes that share v symbols are then ordered by the ranks of i + delta and
 constant time. No comparison reads more than v symbols, so long repeats and long runs of one
 symbol cost at most v / 21 key passes a suffix, never time quadratic in their length. The
 suffixes inside long runs of '#' (N in the FASTA: ~150 Mbp of hg38) are not sorted at all but
-written out in order, a piece at a time (runs.py).
+written out in order, a piece at a time (_runs_cpu.py).
 """
 
 from __future__ import annotations
@@ -24,9 +24,8 @@ import math
 from typing import Iterator
 
 import numpy as np
-from numba import njit
 
-from seqsift.fmindex.runs import find_runs, prefix_codes, write_runs
+from seqsift.precompiled import Kernel
 from seqsift.runner import split
 
 PREFIX = 8  # symbols of a bucket's prefix: 6^8 buckets (1.7 M, 13 MiB of counts)
@@ -38,25 +37,33 @@ SMALL_GROUP = 1 << 16
 DEFAULT_COVER = 1024  # v: 64 sample residues, ranks of 1/16 of the suffixes (4 bytes each: 0.25 bytes a base)
 BYTES_PER_SUFFIX = 10  # a piece's position and tie flag, and a little for the sort of its largest bucket
 
+# The passes, _pieces_cpu.py's kernels, called precompiled (precompiled.py)
+_CPU = "seqsift.fmindex._pieces_cpu"
+_RANKS = ("uint32", "uint64")  # the sample's ranks: 64-bit past 2^32 sample slots
+_DELTA_TABLE = Kernel(_CPU, "delta_table", "int64 int64[:] int32[:,:]")
+_HISTOGRAMS = Kernel(_CPU, "histograms", "uint8[:] int64 int64[:] int64[:] int64[:]")
+# text, first and end bucket, sample only, v, member, each bucket's next slot, out
+_COLLECT = Kernel(_CPU, "collect", "uint8[:] int64 int64 bool int64 int64[:] int64[:] int64[:]")
+_REFINE = Kernel(_CPU, "refine", "uint8[:] int64[:] int64[:] int64 uint8[:]")
+_NAME_SAMPLE = Kernel(_CPU, "name_sample", *(f"int64[:] uint8[:] int64 int64 int64[:] int64 {r}[:]" for r in _RANKS))
+# members, heads, h, v, member, size, ranks -> how many are still tied
+_DOUBLE = Kernel(_CPU, "double", *(f"int64[:] int64[:] int64 int64 int64[:] int64 {r}[:]" for r in _RANKS), results=1)
+_BREAK_TIES = Kernel(_CPU, "break_ties", *(f"int64[:] uint8[:] int64 int64[:] int64 int32[:,:] {r}[:]" for r in _RANKS))
+# The bucket of '#' runs, _runs_cpu.py's kernels: text, shortest run -> how many runs; then their starts and ends
+_RUNS = "seqsift.fmindex._runs_cpu"
+_COUNT_RUNS = Kernel(_RUNS, "count_runs", "uint8[:] int64", results=1)
+_FIND_RUNS = Kernel(_RUNS, "find_runs", "uint8[:] int64 int64[:] int64[:]")
+_PREFIX_CODES = Kernel(_RUNS, "prefix_codes", "uint8[:] int64[:] int64 int64[:]")
+# ends, lengths, groups, by_length, shortest, state, active, scratch, only_sample, v, member, out, tied -> written
+_WRITE_RUNS = Kernel(_RUNS, "write_runs", "int64[:] int64[:] int64[:] int64[:] int64 int64[:] int64[:] int64[:] bool "
+                     "int64 int64[:] int64[:] uint8[:]", results=1)
+
 
 def difference_cover(v: int) -> np.ndarray:
     """A difference cover mod v: {0..r-1} and {r, 2r, ..., r*r} mod v with r = ceil(sqrt(v)),
     at most 2r residues. Every d in [0, v) is q*r - s for some 1 <= q <= r, 0 <= s < r."""
     r = math.isqrt(v - 1) + 1 if v > 1 else 1
     return np.unique(np.array(list(range(r)) + [(q * r) % v for q in range(1, r + 1)], np.int64))
-
-
-@njit(cache=True)
-def _delta_table(v, member):
-    """delta[a, b]: the least t >= 0 with (a + t) mod v and (b + t) mod v both in the cover."""
-    table = np.empty((v, v), np.int32)
-    for a in range(v):
-        for b in range(v):
-            t = 0
-            while not (member[(a + t) % v] >= 0 and member[(b + t) % v] >= 0):
-                t += 1
-            table[a, b] = t
-    return table
 
 
 class Cover:
@@ -70,140 +77,33 @@ class Cover:
         self.member = np.full(v, -1, np.int64)  # index of a residue in the cover, -1 outside it
         self.member[residues] = np.arange(residues.size)
         self.size = int(residues.size)
-        self.delta = _delta_table(v, self.member)
+        self.delta = np.empty((v, v), np.int32)
+        _DELTA_TABLE(v, self.member, self.delta)
 
     def samples(self, n: int) -> int:
         """Slots of the sample rank array for a text of n symbols (some past the end, unused)."""
         return -(-n // self.v) * self.size
 
 
-@njit(inline="always")
-def _slot(p, v, member, size):
-    return (p // v) * size + member[p % v]
-
-
-@njit(cache=True)
-def _histograms(text, v, member):
-    """Suffixes per bucket (by the first PREFIX symbols, base 6, '$' and past the end as 0): of
-    all suffixes, and of the sample's."""
-    n = text.size
-    every = np.zeros(BUCKETS, np.int64)
-    sample = np.zeros(BUCKETS, np.int64)
-    code = 0
-    for t in range(PREFIX):
-        code = code * 6 + (np.int64(text[t]) if t < n else 0)
-    for p in range(n):
-        every[code] += 1
-        if member[p % v] >= 0:
-            sample[code] += 1
-        nxt = np.int64(text[p + PREFIX]) if p + PREFIX < n else 0
-        code = (code % (BUCKETS // 6)) * 6 + nxt
-    return every, sample
-
-
-@njit(cache=True)
-def _collect(text, lo, hi, only_sample, v, member, at, out):
-    """Positions whose bucket b lies in [lo, hi), each put at out[at[b - lo]] onwards (at: the
-    buckets' first slots, advanced): sorted by bucket, in text order within one."""
-    n = text.size
-    code = 0
-    for t in range(PREFIX):
-        code = code * 6 + (np.int64(text[t]) if t < n else 0)
-    for p in range(n):
-        if lo <= code < hi and (not only_sample or member[p % v] >= 0):
-            out[at[code - lo]] = p
-            at[code - lo] += 1
-        nxt = np.int64(text[p + PREFIX]) if p + PREFIX < n else 0
-        code = (code % (BUCKETS // 6)) * 6 + nxt
-
-
-@njit(inline="always")
-def _key(text, p, depth, limit, count):
-    """Symbols depth .. depth + count - 1 of suffix p as 3-bit codes (symbol + 1), first most
-    significant; 0 past the text or at depth `limit` and beyond."""
-    n = text.size
-    key = np.uint64(0)
-    for t in range(depth, depth + count):
-        c = np.uint64(0)
-        if t < limit and p + t < n:
-            c = np.uint64(text[p + t]) + np.uint64(1)
-        key = (key << np.uint64(3)) | c
-    return key
-
-
-@njit(cache=True, nogil=True)
-def _refine(text, positions, bounds, limit, tied):
-    """positions sorted by bucket (bounds: where each bucket starts, and the end) -> sorted by
-    their first `limit` symbols, a group of suffixes at a time by the next 21 (numpy's sort, on
-    groups that mostly fit in the cache); tied[i] = 1 where suffix i shares those `limit` symbols
-    with suffix i - 1."""
-    tied[:] = 0
-    stack = [(0, 0, 0)]
-    stack.pop()
-    for b in range(bounds.size - 1):
-        if bounds[b + 1] - bounds[b] > 1:
-            stack.append((bounds[b], bounds[b + 1], PREFIX))
-    while stack:
-        lo, hi, depth = stack.pop()
-        if depth >= limit:
-            tied[lo + 1 : hi] = 1
-            continue
-        size = hi - lo
-        group = positions[lo:hi]
-        if size <= SMALL_GROUP:  # key and index in one word: a sort of the words, no gathers
-            words = np.empty(size, np.uint64)
-            same = True
-            for t in range(size):
-                words[t] = (_key(text, group[t], depth, limit, SYMBOLS_PER_WORD) << np.uint64(16)) | np.uint64(t)
-                same = same and (words[t] >> np.uint64(16)) == (words[0] >> np.uint64(16))
-            if same:  # a run or a copy: nothing to sort at this depth
-                stack.append((lo, hi, depth + SYMBOLS_PER_WORD))
-                continue
-            words.sort()
-            old = group.copy()
-            for t in range(size):
-                group[t] = old[words[t] & np.uint64(0xFFFF)]
-                words[t] >>= np.uint64(16)
-            sub, step = words, SYMBOLS_PER_WORD
-        else:
-            sub = np.empty(size, np.uint64)
-            same = True
-            for t in range(size):
-                sub[t] = _key(text, group[t], depth, limit, SYMBOLS_PER_KEY)
-                same = same and sub[t] == sub[0]
-            if same:
-                stack.append((lo, hi, depth + SYMBOLS_PER_KEY))
-                continue
-            order = np.argsort(sub)
-            positions[lo:hi] = group[order]
-            sub, step = sub[order], SYMBOLS_PER_KEY
-        i = 0
-        while i < size:
-            j = i + 1
-            while j < size and sub[j] == sub[i]:
-                j += 1
-            if j - i > 1:
-                stack.append((lo + i, lo + j, depth + step))
-            i = j
-
-
 def _sorted_piece(text: np.ndarray, counts: np.ndarray, lo: int, hi: int, only_sample: bool, cover: "Cover",
                   limit: int, ranks: np.ndarray | None = None, threads: int = 1) -> tuple[np.ndarray, np.ndarray]:
-    """The suffixes of buckets [lo, hi), sorted by their first `limit` symbols (_refine) and,
-    given the sample's ranks, past them (_break_ties); and the tie flags. Buckets are sorted
-    alone, so runs of them are sorted at once on `threads` threads, to the same rows."""
+    """The suffixes of buckets [lo, hi), sorted by their first `limit` symbols (_pieces_cpu.refine)
+    and, given the sample's ranks, past them (_pieces_cpu.break_ties); and the tie flags. Buckets
+    are sorted alone, so runs of them are sorted at once on `threads` threads, to the same rows:
+    each thread's kernels write their own slices of `positions` and `tied`, with the GIL
+    released (precompiled.py)."""
     bounds = np.zeros(hi - lo + 1, np.int64)
     np.cumsum(counts[lo:hi], out=bounds[1:])
     positions = np.empty(int(bounds[-1]), np.int64)
-    _collect(text, lo, hi, only_sample, cover.v, cover.member, bounds[:-1].copy(), positions)
+    _COLLECT(text, lo, hi, only_sample, cover.v, cover.member, bounds[:-1].copy(), positions)
     tied = np.empty(positions.size, np.uint8)
 
     def sort(part: tuple[int, int]) -> None:
         first, last = int(bounds[part[0]]), int(bounds[part[1]])
         rows, flags = positions[first:last], tied[first:last]
-        _refine(text, rows, bounds[part[0] : part[1] + 1] - first, limit, flags)
+        _REFINE(text, rows, bounds[part[0] : part[1] + 1] - first, limit, flags)
         if ranks is not None:
-            _break_ties(rows, flags, cover.v, cover.member, cover.size, cover.delta, ranks)
+            _BREAK_TIES(rows, flags, cover.v, cover.member, cover.size, cover.delta, ranks)
 
     split(sort, _parts(bounds, threads), threads)
     return positions, tied
@@ -221,109 +121,10 @@ def _parts(bounds: np.ndarray, threads: int) -> list[tuple[int, int]]:
     return list(zip(points[:-1].tolist(), points[1:].tolist()))
 
 
-@njit(cache=True)
-def _name(positions, tied, first_row, v, member, size, ranks):
-    """Each sample suffix's rank by its first v symbols: the rows before its group."""
-    name = first_row
-    for i in range(positions.size):
-        if not tied[i]:
-            name = first_row + i
-        ranks[_slot(positions[i], v, member, size)] = name
-
-
-@njit(cache=True)
-def _double(members, heads, h, v, member, size, ranks):
-    """One round of prefix doubling over the tied sample suffixes (grouped, each group's head
-    rank in heads): ordered within their group by the rank of the suffix h further on, renamed,
-    and those still tied returned for the next round."""
-    m = members.size
-    keys = np.empty(m, np.int64)
-    for i in range(m):
-        keys[i] = ranks[_slot(members[i] + h, v, member, size)]
-    keep = np.zeros(m, np.uint8)
-    names = np.empty(m, np.int64)
-    i = 0
-    while i < m:
-        j = i + 1
-        while j < m and heads[j] == heads[i]:
-            j += 1
-        order = np.argsort(keys[i:j], kind="mergesort")
-        members[i:j] = members[i:j][order]
-        keys[i:j] = keys[i:j][order]
-        a = i
-        while a < j:
-            b = a + 1
-            while b < j and keys[b] == keys[a]:
-                b += 1
-            for t in range(a, b):
-                names[t] = heads[i] + (a - i)
-                keep[t] = b - a > 1
-            a = b
-        i = j
-    for i in range(m):
-        ranks[_slot(members[i], v, member, size)] = names[i]
-    count = 0
-    for i in range(m):
-        count += keep[i]
-    still, still_heads = np.empty(count, np.int64), np.empty(count, np.int64)
-    k = 0
-    for i in range(m):
-        if keep[i]:
-            still[k] = members[i]
-            still_heads[k] = names[i]
-            k += 1
-    return still, still_heads
-
-
-@njit(inline="always")
-def _less(x, y, v, member, size, delta, ranks):
-    """Suffix x before suffix y, given that they share their first v symbols."""
-    t = delta[x % v, y % v]
-    return ranks[_slot(x + t, v, member, size)] < ranks[_slot(y + t, v, member, size)]
-
-
-@njit(cache=True, nogil=True)
-def _break_ties(positions, tied, v, member, size, delta, ranks):
-    """Every group of suffixes that share v symbols, merge-sorted by the difference cover."""
-    m = positions.size
-    i = 0
-    buffer = np.empty(0, np.int64)
-    while i < m:
-        j = i + 1
-        while j < m and tied[j]:
-            j += 1
-        count = j - i
-        if count > 1:
-            if buffer.size < count:
-                buffer = np.empty(count, np.int64)
-            src, dst = positions[i:j], buffer[:count]
-            width = 1
-            while width < count:
-                for a in range(0, count, 2 * width):
-                    mid, end = min(a + width, count), min(a + 2 * width, count)
-                    x, y, k = a, mid, a
-                    while x < mid and y < end:
-                        if _less(src[y], src[x], v, member, size, delta, ranks):
-                            dst[k] = src[y]
-                            y += 1
-                        else:
-                            dst[k] = src[x]
-                            x += 1
-                        k += 1
-                    dst[k : k + mid - x] = src[x:mid]
-                    k += mid - x
-                    dst[k : k + end - y] = src[y:end]
-                src, dst = dst, src
-                width *= 2
-            if src.ctypes.data != positions[i:j].ctypes.data:
-                positions[i:j] = src
-        i = j
-
-
 def _plan(counts: np.ndarray, capacity: int) -> list[tuple[int, int, int]]:
     """Pieces (first bucket, end bucket, first row): runs of buckets of at most `capacity`
     suffixes together (a single larger bucket is a piece of its own); the bucket of '#' runs
-    always stands alone (RUN_BUCKET: runs.py writes it out in parts)."""
+    always stands alone (RUN_BUCKET: _runs_cpu.py writes it out in parts)."""
     pieces, start, held, row = [], 0, 0, 0
     nonzero = np.flatnonzero(counts)
     for b in nonzero.tolist():
@@ -345,14 +146,15 @@ def _follower_order(text: np.ndarray, ends: np.ndarray, cover: Cover, ranks: np.
     sorted by their first v symbols, then by the sample's ranks where given, so every group is
     one run; without ranks (the sample being ranked), runs whose followers share v symbols
     share a group."""
-    codes = prefix_codes(text, ends, PREFIX)
+    codes = np.empty(ends.size, np.int64)
+    _PREFIX_CODES(text, ends, PREFIX, codes)
     order = np.argsort(codes, kind="stable")
     followers, codes = ends[order], codes[order]
     bounds = np.concatenate(([0], np.flatnonzero(np.diff(codes)) + 1, [ends.size])).astype(np.int64)
     tied = np.empty(ends.size, np.uint8)
-    _refine(text, followers, bounds, cover.v, tied)
+    _REFINE(text, followers, bounds, cover.v, tied)
     if ranks is not None:
-        _break_ties(followers, tied, cover.v, cover.member, cover.size, cover.delta, ranks)
+        _BREAK_TIES(followers, tied, cover.v, cover.member, cover.size, cover.delta, ranks)
         tied[:] = 0
     return np.searchsorted(ends, followers), np.cumsum(tied == 0) - 1
 
@@ -360,9 +162,10 @@ def _follower_order(text: np.ndarray, ends: np.ndarray, cover: Cover, ranks: np.
 def _run_pieces(text: np.ndarray, count: int, row: int, capacity: int, only_sample: bool, cover: Cover,
                 ranks: np.ndarray | None):
     """The bucket of '#' runs (its `count` suffixes from `row` on) in parts of at most
-    `capacity`: (first row, positions, tie flags), in order without a sort (runs.py)."""
+    `capacity`: (first row, positions, tie flags), in order without a sort (_runs_cpu.py)."""
     v, member = cover.v, cover.member
-    starts, ends = find_runs(text, PREFIX)
+    starts, ends = np.empty((2, _COUNT_RUNS(text, PREFIX)), np.int64)
+    _FIND_RUNS(text, PREFIX, starts, ends)
     lengths = ends - starts
     written = 0
     if ends.size and text[ends[-1]] == 0:  # the run before the '$' first, its shortest suffixes first
@@ -385,8 +188,8 @@ def _run_pieces(text: np.ndarray, count: int, row: int, capacity: int, only_samp
     while written < count:
         part = np.empty(min(capacity, count - written), np.int64)
         tied = np.empty(part.size, np.uint8)
-        got = write_runs(ends, lengths, groups, by_length, PREFIX, state, active, scratch, only_sample, v, member,
-                         part, tied)
+        got = _WRITE_RUNS(ends, lengths, groups, by_length, PREFIX, state, active, scratch, only_sample, v, member,
+                          part, tied)
         if got != part.size:
             raise AssertionError(f"the '#' runs hold {written + got:,} suffixes, their bucket {count:,}")
         yield row + written, part, tied
@@ -419,7 +222,7 @@ def rank_sample(text: np.ndarray, cover: Cover, sample_counts: np.ndarray, capac
     ranks = np.zeros(cover.samples(n), np.uint32 if cover.samples(n) < 1 << 32 else np.uint64)
     tied_members, tied_heads = [], []
     for row, positions, tied in _pieces(text, sample_counts, capacity, True, cover, v, threads=threads):
-        _name(positions, tied, row, v, cover.member, cover.size, ranks)
+        _NAME_SAMPLE(positions, tied, row, v, cover.member, cover.size, ranks)
         grouped = tied.astype(bool)
         grouped[:-1] |= grouped[1:]  # a group's first member too
         heads = np.maximum.accumulate(np.where(tied == 0, np.arange(tied.size) + row, 0))
@@ -430,7 +233,8 @@ def rank_sample(text: np.ndarray, cover: Cover, sample_counts: np.ndarray, capac
     heads = np.concatenate(tied_heads) if tied_heads else np.empty(0, np.int64)
     h = v
     while members.size:
-        members, heads = _double(members, heads, h, v, cover.member, cover.size, ranks)
+        still = _DOUBLE(members, heads, h, v, cover.member, cover.size, ranks)
+        members, heads = members[:still], heads[:still]
         h *= 2
     return ranks
 
@@ -441,7 +245,8 @@ def suffix_pieces(text: np.ndarray, capacity: int, v: int = DEFAULT_COVER, threa
     suffixes unless one bucket alone holds more, each sorted on `threads` threads. The text ends
     with its one '$' (code 0)."""
     cover = Cover(v)
-    every, sample = _histograms(text, v, cover.member)
+    every, sample = np.zeros(BUCKETS, np.int64), np.zeros(BUCKETS, np.int64)
+    _HISTOGRAMS(text, v, cover.member, every, sample)
     ranks = rank_sample(text, cover, sample, capacity, threads)
     for row, positions, tied in _pieces(text, every, capacity, False, cover, v, ranks, threads):
         del tied

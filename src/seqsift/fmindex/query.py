@@ -21,7 +21,8 @@ _LOCATE = Kernel(_CPU, "locate", *(f"uint64[:,:] int64[:] {rows}[:] int64 int64[
                  results=1)
 _EXPAND_ROWS = Kernel(_CPU, "expand_rows", "int64[:] int64[:] int64[:] int64[:]")
 _SETTLE = Kernel(_CPU, "settle", "uint8[:] int64[:] int64[:] uint8[:] int64[:] int64[:] int64[:] int64[:] uint8[:]")
-_GATHER_HITS = Kernel(_CPU, "gather_hits", "int64[:] int64[:] uint8[:] int64 int64[:] int64[:] int8[:]")
+_GATHER_HITS = Kernel(_CPU, "gather_hits", "int64[:] int64[:] uint8[:] int64 uint64[:] int64[:] int64[:] int8[:]")
+_NO_SEEDS = np.empty(0, np.uint64)
 
 
 
@@ -38,7 +39,9 @@ class SearchOptions:
 @dataclass
 class BatchHits:
     """Per read: count (both strands) and its first max_hits hits, sorted by reference order,
-    position, then strand (0 forward, 1 reverse): hits of read i are [offsets[i], offsets[i+1])."""
+    position, then strand (0 forward, 1 reverse): hits of read i are [offsets[i], offsets[i+1]).
+    Searched with seeds (Searcher.hits), a read's first listed hit is the one its seed picked
+    among all its hits, and the others follow in that order."""
 
     counts: np.ndarray
     offsets: np.ndarray
@@ -86,9 +89,12 @@ class Searcher:
         per_query = np.where(left > 0, 0, sizes) + np.bincount(query_of, keep, sizes.size).astype(np.int64)
         return per_query[0::2] + per_query[1::2]
 
-    def hits(self, codes: np.ndarray, bounds: np.ndarray, max_hits: int) -> BatchHits:
+    def hits(self, codes: np.ndarray, bounds: np.ndarray, max_hits: int, seeds: np.ndarray | None = None) -> BatchHits:
         """Counts and located hits. Every occurrence is located so the listed ones are the first
-        max_hits in reference order, whatever the count."""
+        max_hits in reference order, whatever the count. seeds (uint64, one a read): list first
+        the hit that the read's seed modulo its count picks among all of them (SAM's primary,
+        uniform over every equally good place, not only the listed ones), then the first
+        max_hits - 1 others."""
         if max_hits == 0:  # counting only: nothing to list
             counts = self.count(codes, bounds)
             empty = np.empty(0, np.int64)
@@ -102,7 +108,7 @@ class Searcher:
         offsets = np.concatenate(([0], np.cumsum(np.minimum(counts, max_hits)))).astype(np.int64)
         text_pos = np.empty(int(offsets[-1]), np.int64)
         strand = np.empty(int(offsets[-1]), np.int8)
-        _GATHER_HITS(starts, located, keep, max_hits, offsets, text_pos, strand)
+        _GATHER_HITS(starts, located, keep, max_hits, _NO_SEEDS if seeds is None else seeds, offsets, text_pos, strand)
         return BatchHits(counts=counts, offsets=offsets, text_pos=text_pos, strand=strand)
 
     def _settled(self, codes, bounds, lo, walk, left):

@@ -9,7 +9,7 @@ from typing import Iterator, NamedTuple
 
 import numpy as np
 
-from seqsift.fmindex.output import name_table, sam, tsv
+from seqsift.fmindex.output import name_table, primary_seeds, sam, tsv
 from seqsift.fmindex.query import SearchOptions
 from seqsift.fmindex.reference import READ_CODE, encode_reads
 from seqsift.io.openers import STDIN
@@ -43,17 +43,18 @@ class ReadSearch:
 
     def __call__(self, batch: ReadBatch) -> tuple[bytes | list, bool]:
         """(the batch's output text, or its hit lists; whether any read matched)."""
-        # The mapped file is checked before the batch (a file rewritten in place is an error, not a
-        # SIGBUS in the next kernel) and after it (what a batch read from a file changed under it
-        # is never written); a truncation during the batch itself can still end the process
-        # (docs/formats.md, "An index changed while in use").
+        # The mapped file's lease is checked before the batch and after it: a writer waiting on
+        # it (a truncate, an open for writing) stops the search with an error naming the file,
+        # and waits until the map is gone, so no kernel ever reads a vanished page (docs/formats.md,
+        # "An index changed while in use").
         self.index.check_unchanged()
         result = self._approximate(batch) if self.errors else self._exact(batch)
         self.index.check_unchanged()
         return result
 
     def _exact(self, batch) -> tuple[bytes | list, bool]:
-        found = self.searcher.hits(batch.codes, batch.bounds, self.max_hits)
+        seeds = primary_seeds(batch) if self.fmt == "sam" else None  # the primary picked among all sites
+        found = self.searcher.hits(batch.codes, batch.bounds, self.max_hits, seeds)
         matched = bool(found.counts.any())
         if self.fmt == "hits":
             return self.index.hit_lists(found), matched

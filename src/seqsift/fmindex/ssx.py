@@ -1,4 +1,5 @@
-"""The .ssx index file: one file, memory-mapped on load, safe to open when it is not ours.
+"""The .ssx index file: one file, memory-mapped on load (under a read lease), safe to open when it
+is not ours.
 
 Layout (docs/formats.md): a 32-byte preamble (magic, format version, header length, header
 CRC-32), a JSON header (parameters, records, and per array its dtype, shape, offset and
@@ -11,7 +12,6 @@ never an out-of-bounds read; those that read whole arrays run once per unchanged
 from __future__ import annotations
 
 import json
-import mmap
 import os
 import struct
 from dataclasses import dataclass
@@ -24,7 +24,8 @@ from seqsift.errors import InputError
 from seqsift.fmindex import checked
 from seqsift.fmindex.layout import MAX_KMER, MAX_TEXT, NARROW, WORDS, IndexArrays
 from seqsift.fmindex.reference import Reference
-from seqsift.io.openers import check_readable, display_name
+from seqsift.io.mapped import MappedFile, open_mapped
+from seqsift.io.openers import check_readable, display_name, open_regular_fd, read_fd
 from seqsift.io.writers import atomic_output
 from seqsift.precompiled import Kernel
 
@@ -53,29 +54,25 @@ class LoadedIndex:
 
 
 class Watch:
-    """The mapped file, watched: a descriptor of it kept open and its size and times at load, so a
-    search can tell, before each batch, that the file it maps was rewritten in place (which can
-    make a mapped page vanish: SIGBUS) and stop with an error instead. A file replaced by rename,
-    as `seqsift index` writes, leaves the mapped one whole and is no change here."""
+    """The mapped file, watched through the read lease it is mapped under (io/mapped.py): while
+    the map exists no process can write to or truncate the file (its open or truncate waits on
+    the lease), so a page the kernels read can never vanish (SIGBUS). A writer waiting is seen
+    before and after each batch, and the search stops with an error naming the file instead of
+    reading it again; the writer goes on once this process lets go of the map. A file replaced by
+    rename, as `seqsift index` writes, leaves the mapped one whole and is no change here."""
 
-    def __init__(self, fd: int, status: os.stat_result, name: str):
-        self.fd, self.name = fd, name
-        self.seen = (status.st_size, status.st_mtime_ns, status.st_ctime_ns)
+    def __init__(self, mapped: MappedFile, name: str):
+        self.mapped, self.name = mapped, name
 
     def check(self) -> None:
-        st = os.fstat(self.fd)
-        if (st.st_size, st.st_mtime_ns, st.st_ctime_ns) != self.seen:
-            raise InputError(self.name, "the index file was rewritten in place while in use: run again "
-                             "(write indexes to a new name and rename them over the old, as `seqsift index` does)")
+        if not self.mapped.intact:
+            raise InputError(self.name, "the index file was rewritten in place while in use (another process "
+                             "waits to write to or truncate it): stopped before reading it again; run again "
+                             "once it is written (write indexes to a new name and rename them over the old, as "
+                             "`seqsift index` does)")
 
-    def __reduce__(self):  # a descriptor means nothing in another process: a copy watches nothing
+    def __reduce__(self):  # a lease means nothing in another process: a copy watches nothing
         return _no_watch, ()
-
-    def __del__(self):
-        try:
-            os.close(self.fd)
-        except OSError:
-            pass
 
 
 def _no_watch() -> None:
@@ -123,35 +120,63 @@ def load_index(path: str | os.PathLike) -> LoadedIndex:
     read every array run once per unchanged file (checked.py)."""
     name = display_name(path)
     check_readable(path)
-    with open(path, "rb") as f:
-        status = os.fstat(f.fileno())
-        size = status.st_size
-        head = f.read(PREAMBLE.size)
-        if len(head) < PREAMBLE.size or not head.startswith(MAGIC):
-            raise InputError(name, "not a seqsift index (.ssx): wrong magic bytes")
-        _, version, header_len, header_crc = PREAMBLE.unpack(head)
-        if version != VERSION:
-            raise InputError(name, f"index format version {version}; this seqsift reads version {VERSION}: rebuild it with `seqsift index`")
-        if header_len > min(size - PREAMBLE.size, MAX_HEADER):
-            raise InputError(name, "the index is truncated (its header runs past the end of the file)")
-        text = f.read(header_len)
-        if crc32(text) != header_crc:
-            raise InputError(name, "the index header is corrupt (checksum mismatch)")
-        try:
-            header = json.loads(text)
-        except ValueError as exc:
-            raise InputError(name, f"the index header is not valid JSON ({exc})") from None
-        data_start = -(-(PREAMBLE.size + header_len) // ALIGN) * ALIGN
-        mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if size else None
-        watch = Watch(os.dup(f.fileno()), status, name)
+    data, status, watch = _open_index(path, name)
+    size = status.st_size
+    head = data[: PREAMBLE.size].tobytes()
+    if len(head) < PREAMBLE.size or not head.startswith(MAGIC):
+        raise InputError(name, "not a seqsift index (.ssx): wrong magic bytes")
+    _, version, header_len, header_crc = PREAMBLE.unpack(head)
+    if version != VERSION:
+        raise InputError(name, f"index format version {version}; this seqsift reads version {VERSION}: rebuild it with `seqsift index`")
+    if header_len > min(size - PREAMBLE.size, MAX_HEADER):
+        raise InputError(name, "the index is truncated (its header runs past the end of the file)")
+    text = data[PREAMBLE.size : PREAMBLE.size + header_len].tobytes()
+    if crc32(text) != header_crc:
+        raise InputError(name, "the index header is corrupt (checksum mismatch)")
+    try:
+        header = json.loads(text)
+    except ValueError as exc:
+        raise InputError(name, f"the index header is not valid JSON ({exc})") from None
+    data_start = -(-(PREAMBLE.size + header_len) // ALIGN) * ALIGN
     full = not checked.seen(status)
-    loaded = _check(name, header, _map_arrays(name, header, mapped, data_start, size, full), full)
+    loaded = _check(name, header, _map_arrays(name, header, data, data_start, size, full), full)
     if full:
         checked.remember(status)
     return LoadedIndex(loaded.reference, loaded.arrays, loaded.header, watch)
 
 
-def _map_arrays(name: str, header: dict, mapped, data_start: int, size: int, full: bool) -> dict[str, np.ndarray]:
+def _open_index(path: str | os.PathLike, name: str) -> tuple[np.ndarray, os.stat_result, Watch | None]:
+    """(the file's bytes, its status, the Watch of its map). Mapped under a read lease where one
+    can be had (the file is ours and no one has it open for writing), so that processes and Dask
+    workers on one machine share one copy of a large index and a writer waits until the map is
+    gone; elsewhere read into private memory (what a writer does to the file afterwards cannot
+    reach a copy), from a descriptor checked to be a regular file and unchanged by the read."""
+    mapped = open_mapped(path)
+    if mapped is not None:
+        return mapped.held_while_mapped().data, os.fstat(mapped.fd), Watch(mapped, name)
+    fd, size = open_regular_fd(path)
+    try:
+        status = os.fstat(fd)
+        try:
+            data = np.empty(size, np.uint8)
+        except MemoryError:
+            raise InputError(name, f"no read lease could be had on the index file, and its {size:,} bytes do not fit "
+                             "in memory to be read instead (run as the file's owner)") from None
+        done = 0
+        while done < size:
+            got = read_fd(fd, memoryview(data)[done:])
+            if got == 0:
+                break
+            done += got
+        now = os.fstat(fd)
+    finally:
+        os.close(fd)
+    if done < size or (now.st_size, now.st_mtime_ns, now.st_ctime_ns) != (size, status.st_mtime_ns, status.st_ctime_ns):
+        raise InputError(name, "the index file changed while it was read: run again once it is written")
+    return data, status, None
+
+
+def _map_arrays(name: str, header: dict, data: np.ndarray, data_start: int, size: int, full: bool) -> dict[str, np.ndarray]:
     """Views of the arrays the header lists, each inside the file; with full, checksummed."""
     if not isinstance(header, dict):
         raise InputError(name, "the index header is not a JSON object")
@@ -175,7 +200,7 @@ def _map_arrays(name: str, header: dict, mapped, data_start: int, size: int, ful
         start = data_start + offset
         if start + count * np.dtype(dtype).itemsize > size:
             raise InputError(name, f"the index is truncated (array {key!r} runs past the end of the file)")
-        array = np.frombuffer(mapped, dtype, count, start).reshape(shape)
+        array = np.frombuffer(data, dtype, count, start).reshape(shape)
         if full and _crc(array) != crc:
             raise InputError(name, f"array {key!r} of the index is corrupt (checksum mismatch)")
         views[key] = array

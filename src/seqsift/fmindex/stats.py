@@ -8,54 +8,20 @@ from __future__ import annotations
 import argparse
 
 import numpy as np
-from numba import njit
 
-from seqsift.fmindex._cpu import backward_step, locate_steps_histogram
 from seqsift.fmindex.api import FMIndex
 from seqsift.errors import InputError
 from seqsift.fmindex.reference import READ_CODE
 from seqsift.io.reads import read_reads
+from seqsift.precompiled import Kernel
 
 GROUPS = (1, 2, 10, 100, 1000, 10000)  # repeat-count buckets: 1, 2-9, 10-99, ...
-
-
-@njit(nogil=True, cache=True)
-def _trace(blocks, C, n, table, k, codes, bounds, first_single, emptied, steps):
-    """Per query (2 per read): the search step (0 = the table lookup) at which the interval first
-    held a single row and at which it emptied (-1 when never), and the steps taken."""
-    for q in range(2 * (bounds.size - 1)):
-        start, length = bounds[q >> 1], bounds[(q >> 1) + 1] - bounds[q >> 1]
-        first_single[q], emptied[q], steps[q] = -1, -1, 0
-        bad = length == 0
-        for i in range(length):
-            bad = bad or codes[start + i] > 3
-        if bad:
-            continue
-
-        def base(i):
-            c = np.int64(codes[start + i])
-            return c if q & 1 == 0 else 3 - np.int64(codes[start + length - 1 - i])
-
-        lo, hi, j = 0, n, length
-        if length >= k:
-            code = 0
-            for i in range(length - k, length):
-                code = (code << 2) | base(i)
-            lo, hi, j = np.int64(table[code, 0]), np.int64(table[code, 1]), length - k
-        step = 0
-        while True:
-            if hi - lo == 1 and first_single[q] < 0:
-                first_single[q] = step
-            if hi <= lo:
-                emptied[q] = step
-                break
-            if j == 0:
-                break
-            b = base(j - 1)
-            lo, hi = backward_step(blocks, C, b, lo, hi, False)
-            j -= 1
-            step += 1
-        steps[q] = step
+# _stats_cpu.py's kernels, called precompiled (precompiled.py); the k-mer table's rows are 64-bit in a wide index
+_CPU = "seqsift.fmindex._stats_cpu"
+_LOCATE_STEPS = Kernel(_CPU, "locate_steps", "uint64[:,:] int64[:] int64 int64 int64[:]")
+# blocks, C, n, k-mer table, k, codes, bounds -> first_single, emptied, steps
+_TRACE = Kernel(_CPU, "trace", *(f"uint64[:,:] int64[:] int64 {rows}[:,:] int64 uint8[:] int64[:] int64[:] int64[:] "
+                                 "int64[:]" for rows in ("uint32", "uint64")))
 
 
 def _single_base_blocks(blocks: np.ndarray, n: int) -> int:
@@ -89,7 +55,8 @@ def report(index: FMIndex, reads_path=None) -> str:
              f"rank blocks: {a.blocks.shape[0]:,} of 64 rows ({a.blocks.nbytes / 2**20:.1f} MiB); "
              f"{_single_base_blocks(a.blocks, a.n):,} hold a single base",
              f"SA samples: 1 in {a.sa_sample} text positions" + _repeat_marks(a) + f", {a.samples.size:,} stored"]
-    hist = locate_steps_histogram(a.blocks, a.C, a.n, min(a.sa_sample, 65))  # 65 steps: past the histogram
+    hist = np.zeros(66, np.int64)
+    _LOCATE_STEPS(a.blocks, a.C, a.n, min(a.sa_sample, 65), hist)  # 65 steps: past the histogram
     if a.sa_sample <= 65 and hist[65]:
         raise InputError(index.source, f"the index is inconsistent: {int(hist[65]):,} rows take more than "
                          f"sa_sample - 1 = {a.sa_sample - 1} LF steps to reach a mark")
@@ -113,7 +80,7 @@ def _search_report(index: FMIndex, reads_path) -> list[str]:
         codes = READ_CODE[batch.seq]
         nq = 2 * len(batch)
         first_single, emptied, steps = (np.empty(nq, np.int64) for _ in range(3))
-        _trace(a.blocks, a.C, a.n, a.kmer_table, a.kmer, codes, batch.bounds, first_single, emptied, steps)
+        _TRACE(a.blocks, a.C, a.n, a.kmer_table, a.kmer, codes, batch.bounds, first_single, emptied, steps)
         singles.append(first_single)
         empties.append(emptied)
         all_steps.append(steps)

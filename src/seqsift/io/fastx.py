@@ -40,13 +40,16 @@ FOLD = _fold_table()
 @dataclass(frozen=True)
 class SequenceBatch:
     """Pieces of records, back to back. Piece i is seq[bounds[i]:bounds[i+1]], the bases of
-    record number record[i] (0-based in the file, named names[i]) from position start[i]."""
+    record number record[i] (0-based in the file, named names[i]) from position start[i]. cut:
+    the last piece's record goes on in the next batch, whose first piece starts again `overlap`
+    bases before this one's end."""
 
     seq: np.ndarray
     bounds: np.ndarray
     names: list[str]
     record: np.ndarray
     start: np.ndarray
+    cut: bool = False
 
     def __len__(self) -> int:
         return len(self.names)
@@ -111,12 +114,12 @@ class _Batcher:
     def _cut_piece(self) -> Iterator[SequenceBatch]:
         index, name, start, length = self.records[-1], self.names[-1], self.starts[-1], self.piece_len
         self._close_piece()
-        batch = self._emit()
+        batch = self._emit(cut=True)
         tail = batch.seq[len(batch.seq) - self.overlap :].tobytes() if self.overlap else b""
         yield batch
         self._open_piece(index, name, start + length - len(tail), tail)
 
-    def _emit(self) -> SequenceBatch:
+    def _emit(self, cut: bool = False) -> SequenceBatch:
         seq = np.frombuffer(b"".join(self.parts), np.uint8)
         batch = SequenceBatch(
             seq=seq,
@@ -124,6 +127,7 @@ class _Batcher:
             names=self.names,
             record=np.asarray(self.records, np.int64),
             start=np.asarray(self.starts, np.int64),
+            cut=cut,
         )
         self._reset()
         return batch

@@ -23,6 +23,7 @@ import mmap
 import os
 import signal
 import stat
+import weakref
 
 import numpy as np
 
@@ -39,6 +40,7 @@ class MappedFile:
         self.fd = fd
         self.size = size
         self._memory = memory
+        self._held = False
         self.data = np.frombuffer(memory, np.uint8)
 
     @property
@@ -49,10 +51,19 @@ class MappedFile:
         except OSError:
             return False
 
+    def held_while_mapped(self) -> "MappedFile":
+        """Keep the lease for as long as the map exists, for data read over and over (a mapped
+        index): the descriptor, and with it the lease, goes when the last view of `data` does, never
+        before, so a writer waiting on the lease can never reach a page still viewed. close() is
+        then a no-op; `intact` still tells a reader to stop reading."""
+        weakref.finalize(self._memory, _close_quietly, self.fd)
+        self._held = True
+        return self
+
     def close(self) -> None:
         """Unmap (once no view of `data` is left; else when the last one goes), then release the
         lease so a waiting writer goes on. Views must not be read after this."""
-        if self.fd < 0:
+        if self.fd < 0 or self._held:
             return
         self.data = None
         try:
@@ -72,6 +83,13 @@ class MappedFile:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def _close_quietly(fd: int) -> None:
+    try:
+        os.close(fd)
+    except OSError:
+        pass
 
 
 def open_mapped(path: str | os.PathLike, min_size: int = 0) -> MappedFile | None:

@@ -8,6 +8,7 @@ import os
 from typing import TYPE_CHECKING, Iterator
 
 from seqsift.errors import UsageError
+from seqsift.map import BATCH_READS
 from seqsift.map.mapper import Mapped, Mapper, load_index
 from seqsift.map.sam import parse_read_group
 from seqsift.map.scoring import MapOptions
@@ -15,8 +16,6 @@ from seqsift.runner import Work, ordered
 
 if TYPE_CHECKING:
     from seqsift.fmindex.api import FMIndex
-
-BATCH_READS = 1 << 12
 
 
 def batches_of(reads: "str | os.PathLike", batch_reads: int = BATCH_READS):

@@ -6,7 +6,7 @@ import argparse
 import contextlib
 
 from seqsift.errors import UsageError
-from seqsift.map.api import BATCH_READS
+from seqsift.map import BATCH_READS
 from seqsift.map.scoring import MapOptions
 from seqsift.options import EXIT_OK, add_dask_options, dask_run, positive_int, warn
 
@@ -14,8 +14,7 @@ _D = MapOptions()
 
 
 def add_parser(sub, parent: argparse.ArgumentParser) -> None:
-    p = sub.add_parser("map", parents=[parent], help="map sequencing reads to a reference (SAM, as bwa mem)",
-                       description="Place every read of READS (FASTQ or FASTA, plain/gz/bz2/xz, - for stdin) on the "
+    p = sub.add_parser("map", parents=[parent], description="Place every read of READS (FASTQ or FASTA, plain/gz/bz2/xz, - for stdin) on the "
                        "reference, allowing mismatches and indels: exact seeds from the FM-index, chained, each chain "
                        "extended by a banded affine-gap alignment that pays a penalty to clip a read end. SAM on "
                        "stdout or -o: every read once as a primary record (flag 4 when unmapped) in input order, "

@@ -125,5 +125,9 @@ class SamBatches:
         self.report = SingleReport(mapper, rg_id)
 
     def __call__(self, batch) -> tuple[bytes, int, int]:
+        # A writer waiting on the mapped index's lease stops the run with an error naming the
+        # file, before and after the batch (fmindex.ssx.Watch), never a vanished page.
+        self.mapper.index.check_unchanged()
         text, mapped = self.report(batch)
+        self.mapper.index.check_unchanged()
         return text, len(batch), mapped

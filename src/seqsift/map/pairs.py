@@ -192,6 +192,13 @@ class PairBatches:
         self.report = PairReport(mapper, rg_id)
 
     def __call__(self, batches: tuple[ReadBatch, ReadBatch]) -> tuple[bytes, int, int]:
+        index = self.mapper.index  # its file checked around the batch, as SamBatches does
+        index.check_unchanged()
+        result = self._pairs(batches)
+        index.check_unchanged()
+        return result
+
+    def _pairs(self, batches: tuple[ReadBatch, ReadBatch]) -> tuple[bytes, int, int]:
         """Both ends placed and chosen as one batch (end 1's reads, then end 2's) by the
         compiled steps (batch_sam.PairReport); the pairs those leave (a rescue, several
         candidates, chimeric or -a ends) by _pair and sam.records, in their place."""

@@ -188,9 +188,10 @@ def table_rows(pos, entry, e_piece, e_rel, seg_lo, seg_hi, rows):
 
 @njit(nogil=True, boundscheck=False, cache=True)
 def verify_rows(data, rows, n, seg_lo, seg_hi, prog, out):
-    """Rows of pieces of exact bytes (Program.literal): each compared at its one start inside its
-    object; every match goes to out (segment, piece, start, end), which must hold a row per row.
-    Returns the count. Pieces with gaps or alternatives go to verify_groups."""
+    """Rows of pieces of one start and length: exact bytes (Program.literal, compared in blocks)
+    or single bytes some of them masked (Program.fixed, byte by byte), each compared at its one
+    start inside its object; every match goes to out (segment, piece, start, end), which must hold
+    a row per row. Returns the count. Pieces with gaps or alternatives go to verify_groups."""
     kind, a, b, opt_lo, opt_len, opt_val, opt_mask, info, op_byte = prog
     r_anchor, r_seg, r_piece = rows
     o_seg, o_piece, o_start, o_end = out
@@ -202,7 +203,15 @@ def verify_rows(data, rows, n, seg_lo, seg_hi, prog, out):
         j0, j1 = info[p, 0], info[p, 1]
         if st + (j1 - j0) > end:
             continue
-        if same_bytes(data, st, op_byte, j0, j1 - j0):
+        if info[p, 5] == 1:
+            ok = same_bytes(data, st, op_byte, j0, j1 - j0)
+        else:
+            ok = True
+            for j in range(j0, j1):
+                if (data[st + (j - j0)] & b[j]) != a[j]:
+                    ok = False
+                    break
+        if ok:
             o_seg[m], o_piece[m], o_start[m], o_end[m] = s, p, st, st + (j1 - j0)
             m += 1
     return m

@@ -124,6 +124,7 @@ class Engine:
                         for _ in range(max(threads, 1))]
         self._rows = [_new_rows(ROW_BUFFER) for _ in range(max(threads, 1))]  # stride candidates, reused
         self._starts = (self.program.prefix_max - self.program.prefix_min + 1).astype(np.int64)  # per piece
+        self._one_start = (prog.literal != 0) | (prog.fixed != 0)  # verified at their one start (verify_rows)
         # Called between kernel calls (every POLL_BYTES filtered, every chunk verified) on the
         # threads scanning; it raises to stop a buffer in flight (the Lab's cancel). None: never.
         self.stop: Callable[[], None] | None = None
@@ -184,25 +185,26 @@ class Engine:
                      count: FilterCount) -> tuple[Occurrences, int]:
         """On thread k: each start the piece's prefix allows tried against the whole piece; or,
         unverified, the earliest start as it is. Returns the occurrences (never views of rows,
-        which the caller reuses) and the starts tried. Pieces of exact bytes are compared at their
-        one start (verify_rows); the others go through verify_groups, linear in the bytes their
-        candidates cover whatever their gaps and alternatives."""
+        which the caller reuses) and the starts tried. Pieces of one start and length (exact
+        bytes, or bytes some masked) are compared at that start (verify_rows); the others go
+        through verify_groups, linear in the bytes their candidates cover whatever their gaps
+        and alternatives."""
         anchor, seg, piece = rows
         prog = self.program
         if not verify:
             first = np.maximum(anchor - prog.prefix_max[piece], seg_lo[seg])
             return Occurrences(seg.copy(), piece.astype(np.int32), first, anchor + prog.anchor_len[piece]), 0
-        literal = prog.literal[piece].astype(bool)
+        one_start = self._one_start[piece]
         parts, tried = _Kept(self._limit(), count), 0
-        if literal.any():
-            lit = tuple(x[literal] for x in rows) if not literal.all() else rows
+        if one_start.any():
+            lit = tuple(x[one_start] for x in rows) if not one_start.all() else rows
             size = lit[0].size
             out = (np.empty(size, np.int64), np.empty(size, np.int32), np.empty(size, np.int64), np.empty(size, np.int64))
             m = kernels.verify_rows(buf, lit, size, seg_lo, seg_hi, self.prog_arrays, out)
             parts.add(Occurrences(*(o[:m].copy() for o in out)))  # a view would hold all of out
             tried += size
-        if not literal.all():
-            rest = tuple(x[~literal] for x in rows)
+        if not one_start.all():
+            rest = tuple(x[~one_start] for x in rows)
             order = np.lexsort((rest[0], rest[2], rest[1]))
             rest = tuple(np.ascontiguousarray(x[order]) for x in rest)
             tried += int(np.minimum(self._starts[rest[2]], kernels.GROUP_STARTS).sum())

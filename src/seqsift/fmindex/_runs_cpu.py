@@ -1,4 +1,5 @@
-"""The suffixes inside long runs of '#' (N in the FASTA), put in order directly instead of sorted.
+"""The suffixes inside long runs of '#' (N in the FASTA), put in order directly instead of sorted:
+the kernels pieces.py calls precompiled (precompiled.py).
 
 Every suffix that starts with PREFIX '#' falls in one bucket of the piecewise sort (pieces.py):
 on hg38, ~150 Mbp of N in runs of up to millions, a bucket of ~1.4 GB of positions, one piece
@@ -20,34 +21,43 @@ import numpy as np
 from numba import njit
 
 
+@njit(inline="always")
+def _run_end(text, i):
+    """Where the run of '#' (code 1) starting at i ends."""
+    j = i
+    while j < text.size and text[j] == 1:
+        j += 1
+    return j
+
+
 @njit(cache=True)
-def find_runs(text, shortest):
-    """(starts, ends) of the maximal runs of '#' (code 1) at least `shortest` long, in text order."""
-    count = 0
-    i, n = 0, text.size
-    while i < n:
+def count_runs(text, shortest):
+    """How many maximal runs of '#' are at least `shortest` long."""
+    count = i = 0
+    while i < text.size:
         if text[i] == 1:
-            j = i
-            while j < n and text[j] == 1:
-                j += 1
+            j = _run_end(text, i)
             count += j - i >= shortest
             i = j
         else:
             i += 1
-    starts, ends = np.empty(count, np.int64), np.empty(count, np.int64)
+    return count
+
+
+@njit(cache=True)
+def find_runs(text, shortest, starts, ends):
+    """The starts and ends of the maximal runs of '#' at least `shortest` long, in text order
+    (count_runs of them)."""
     k = i = 0
-    while i < n:
+    while i < text.size:
         if text[i] == 1:
-            j = i
-            while j < n and text[j] == 1:
-                j += 1
+            j = _run_end(text, i)
             if j - i >= shortest:
                 starts[k], ends[k] = i, j
                 k += 1
             i = j
         else:
             i += 1
-    return starts, ends
 
 
 @njit(cache=True)
@@ -98,9 +108,9 @@ def write_runs(ends, lengths, groups, by_length, shortest, state, active, scratc
 
 
 @njit(cache=True)
-def prefix_codes(text, positions, prefix):
-    """The bucket of each position: its first `prefix` symbols in base 6 ('$' and past the end 0)."""
-    codes = np.empty(positions.size, np.int64)
+def prefix_codes(text, positions, prefix, codes):
+    """The bucket of each position into codes: its first `prefix` symbols in base 6 ('$' and past
+    the end 0)."""
     n = text.size
     for i in range(positions.size):
         code = 0
@@ -108,4 +118,3 @@ def prefix_codes(text, positions, prefix):
             p = positions[i] + t
             code = code * 6 + (np.int64(text[p]) if p < n else 0)
         codes[i] = code
-    return codes
