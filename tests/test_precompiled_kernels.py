@@ -78,14 +78,16 @@ def _fmindex_workload(rng, tmp_path):
 
 def _construction_workload(path):
     """The index built in one piece and in pieces forced small (pieces.py: a repeat longer than
-    the cover's period, so ties go to prefix doubling), with 32- and 64-bit rows."""
+    the cover's period, so ties go to prefix doubling; the run of 100 N, whose suffixes
+    _runs_cpu.py writes out in order), with 32- and 64-bit rows; the first pieced build sorts on
+    two threads, so the calls replayed first are the threaded sort's (slices of one piece)."""
     from seqsift.fmindex.build import build_arrays
     from seqsift.fmindex.reference import load_reference
 
     ref = load_reference(path)
     for wide in (False, True):
-        for piece in (None, 3000):
-            build_arrays(ref, sa_sample=8, repeat_sample=2, kmer=5, wide=wide, piece=piece)
+        for piece, threads in ((None, 1), (3000, 2 if not wide else 1)):
+            build_arrays(ref, sa_sample=8, repeat_sample=2, kmer=5, wide=wide, piece=piece, threads=threads)
 
 
 def _map_workload(rng, tmp_path):

@@ -49,10 +49,10 @@ def hostile_text(rng, n: int) -> np.ndarray:
     return text
 
 
-def pieced(text: np.ndarray, capacity: int, v: int) -> np.ndarray:
+def pieced(text: np.ndarray, capacity: int, v: int, threads: int = 1) -> np.ndarray:
     sa = np.full(text.size, -1, np.int64)
     row = 0
-    for first, rows in suffix_pieces(text, capacity, v):
+    for first, rows in suffix_pieces(text, capacity, v, threads):
         assert first == row and rows.size  # pieces come in row order, none empty
         sa[first : first + rows.size] = rows
         row += rows.size
@@ -75,6 +75,68 @@ def test_long_runs_and_periods_are_sorted_past_the_cover(rng):
     for filler in (np.full(1500, 2, np.uint8), np.full(1500, 1, np.uint8), np.resize(np.array([3, 5, 4], np.uint8), 1500)):
         text = np.concatenate((rng.integers(2, 6, 300).astype(np.uint8), filler, filler, np.zeros(1, np.uint8)))
         assert pieced(text, 500, 16).tolist() == naive_suffix_array(text)
+
+
+def n_runs_text(rng, n: int, ends_in_n: bool) -> np.ndarray:
+    """Random bases with runs of '#' (N) from 1 to 2,000 long, some followed by the same 1,100 bases
+    (followers alike for more than any cover's v) and some of equal length; '#' before the '$'
+    when ends_in_n."""
+    text = rng.integers(2, 6, n).astype(np.uint8)
+    follower = rng.integers(2, 6, 1100).astype(np.uint8)
+    for _ in range(int(rng.integers(2, 9))):
+        length = int(rng.choice([1, 7, 8, 9, 40, 300, 300, int(rng.integers(1, 2000))]))
+        at = int(rng.integers(0, n - length))
+        text[at : at + length] = 1
+        if rng.random() < 0.5 and at + length + follower.size < n:
+            text[at + length : at + length + follower.size] = follower
+    text[int(rng.integers(0, n - 300)) :][:300] = 1  # one long run at least
+    if ends_in_n:
+        text[-int(rng.integers(1, 600)) :] = 1
+    text[-1] = 0
+    return text
+
+
+@pytest.mark.parametrize("v,capacity", [(PREFIX, 1), (16, 37), (64, 1 << 20), (1024, 37)])
+def test_suffixes_in_long_n_runs_are_written_in_order(rng, v, capacity):
+    """The bucket of '#' runs (runs.py, put in order without a sort): against the obvious sort,
+    with the runs' suffixes cut into parts of `capacity` (1: every row a piece)."""
+    for ends_in_n in (False, True):
+        for _ in range(2):
+            text = n_runs_text(rng, int(rng.integers(3000, 5000)), ends_in_n)
+            want = naive_suffix_array(text)
+            sa = pieced(text, capacity, v)
+            assert sa.tolist() == want
+            in_runs = [rows.size for _, rows in suffix_pieces(text, capacity, v)
+                       if (text[rows[0] : rows[0] + PREFIX] == 1).sum() == PREFIX]
+            assert in_runs and max(in_runs) <= capacity  # however many suffixes the '#' bucket holds
+
+
+@pytest.mark.parametrize("threads", [2, 3])
+def test_buckets_sorted_on_threads_give_the_same_rows(rng, threads):
+    """A piece's buckets sorted at once, runs of them on each thread (pieces._parts): the rows of
+    the obvious sort, whatever thread sorted which bucket."""
+    for make in (hostile_text, lambda rng, n: n_runs_text(rng, n, False)):
+        for _ in range(3):
+            text = make(rng, int(rng.integers(1500, 4000)))
+            assert pieced(text, int(rng.integers(200, 2000)), 16, threads).tolist() == naive_suffix_array(text)
+
+
+def test_an_index_of_a_reference_with_long_n_runs_is_the_same_in_small_pieces(tmp_path, rng):
+    """Records with runs of N (thousands long, one at a record's end, one at the reference's
+    end): the .ssx written from pieces of 1/50 of the text equals the one-piece file."""
+    bases = lambda k: "".join(rng.choice(list("ACGT"), k))  # noqa: E731
+    records = [("chr1", bases(3000) + "N" * 5000 + bases(2000) + "N" * 900 + bases(50)),
+               ("chr2", "N" * 2500 + bases(4000) + "N" * 5000),
+               ("chr3", bases(1000) + "N" * 5000 + bases(1000) + "N" * 700)]
+    path = tmp_path / "ref.fa"
+    path.write_text("".join(f">{n}\n{s}\n" for n, s in records))
+    ref = load_reference(path)
+    one, pieces = tmp_path / "one.ssx", tmp_path / "pieces.ssx"
+    FMIndex(ref, build_arrays(ref, sa_sample=8, kmer=4), "ref").save(one)
+    FMIndex(ref, build_arrays(ref, sa_sample=8, kmer=4, piece=ref.text.size // 50), "ref").save(pieces)
+    assert one.read_bytes() == pieces.read_bytes()
+    FMIndex(ref, build_arrays(ref, sa_sample=8, kmer=4, piece=ref.text.size // 50, threads=2), "ref").save(pieces)
+    assert one.read_bytes() == pieces.read_bytes()
 
 
 @pytest.mark.parametrize("v", [8, 13, 64, 1024, 4096])
@@ -118,12 +180,14 @@ def test_pieces_give_the_one_piece_index_on_random_references(rng, monkeypatch, 
 
 @pytest.mark.parametrize("path", [data_file("klebsiella_HS11286.fa.gz"), LAMBDA], ids=["klebsiella", "lambda"])
 def test_pieces_give_the_same_index_file_on_real_references(tmp_path, path):
-    """Written .ssx files equal byte for byte: one piece, and pieces of 1/20 of the genome."""
+    """Written .ssx files equal byte for byte: one piece, and pieces of 1/20 of the genome on one
+    thread and on two."""
     ref = load_reference(path)
     one, pieces = tmp_path / "one.ssx", tmp_path / "pieces.ssx"
     FMIndex(ref, build_arrays(ref), "ref").save(one)
-    FMIndex(ref, build_arrays(ref, piece=ref.text.size // 20), "ref").save(pieces)
-    assert one.read_bytes() == pieces.read_bytes()
+    for threads in (1, 2):
+        FMIndex(ref, build_arrays(ref, piece=ref.text.size // 20, threads=threads), "ref").save(pieces)
+        assert one.read_bytes() == pieces.read_bytes()
 
 
 def test_search_on_an_index_built_in_pieces_matches_the_oracle(tmp_path, rng):
@@ -166,6 +230,8 @@ def test_memory_decides_one_piece_or_pieces():
     capacity = plan_pieces(n, 4 * n, held=2 * n)
     assert 0 < capacity < n
     assert plan_pieces(n, 5 * n, held=2 * n) > capacity
+    assert plan_pieces(n, 4 * n, held=2 * n, threads=4) < capacity  # each sorting thread's own memory
+    assert plan_pieces(n, 64 << 30, held=2 * n, threads=64) == 0  # threads never turn one piece into pieces
     with pytest.raises(UsageError, match="too little"):
         plan_pieces(n, 2 * n, held=2 * n)
 

@@ -72,7 +72,7 @@ def _key(text, p, depth, limit, count):
     return key
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)  # the JIT fallback's threads too sort at once (pieces._sorted_piece)
 def refine(text, positions, bounds, limit, tied):
     """positions sorted by bucket (bounds: where each bucket starts, and the end) -> sorted by
     their first `limit` symbols, a group of suffixes at a time by the next 21 (numpy's sort, on
@@ -186,7 +186,7 @@ def _less(x, y, v, member, size, delta, ranks):
     return ranks[_slot(x + t, v, member, size)] < ranks[_slot(y + t, v, member, size)]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)  # the JIT fallback's threads too sort at once (pieces._sorted_piece)
 def break_ties(positions, tied, v, member, size, delta, ranks):
     """Every group of suffixes that share v symbols, merge-sorted by the difference cover."""
     m = positions.size

@@ -46,15 +46,15 @@ class FMIndex:
 
     @classmethod
     def build(cls, fasta: str | os.PathLike, sa_sample: int = 32, repeat_sample: int | None = None, kmer: int | None = None,
-              wide: bool | None = None, memory: int | None = None) -> "FMIndex":
+              wide: bool | None = None, memory: int | None = None, threads: int = 1) -> "FMIndex":
         """Index a FASTA file; kmer=None and repeat_sample=None pick the k-mer table length and
         the repeats' marking from the genome size; wide (64-bit text positions) is chosen by size,
         or forced; memory: bytes the construction may hold (None: build.default_memory), beyond
-        which the suffix array is sorted in pieces, to the same index."""
+        which the suffix array is sorted in pieces, to the same index, on `threads` threads."""
         from seqsift.fmindex.build import build_arrays
 
         reference = load_reference(fasta)
-        arrays = build_arrays(reference, sa_sample, repeat_sample, kmer, wide, memory=memory)
+        arrays = build_arrays(reference, sa_sample, repeat_sample, kmer, wide, memory=memory, threads=threads)
         return cls(reference, arrays, display_name(fasta))
 
     @classmethod

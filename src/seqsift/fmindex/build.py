@@ -144,11 +144,17 @@ def _held(n: int, k: int, sa_sample: int, repeat_sample: int, itemsize: int) -> 
     return BASE_MEMORY + n + (n // 64 + 1) * 64 + 2 * 4**k * itemsize + samples * itemsize
 
 
-def plan_pieces(n: int, memory: int, held: int, cover: int = DEFAULT_COVER) -> int:
-    """Suffixes a piece may hold within `memory` bytes, or 0 where the one-piece sort fits."""
+THREAD_MEMORY = 80 << 20  # bytes a sorting thread beyond the first adds (docs/benchmarks.md: 79 MB at -t 2, 0.25 Gbp)
+
+
+def plan_pieces(n: int, memory: int, held: int, cover: int = DEFAULT_COVER, threads: int = 1) -> int:
+    """Suffixes a piece may hold within `memory` bytes, or 0 where the one-piece sort fits. Each
+    thread past the first that sorts a piece's buckets holds its own scratch and allocator arena
+    (THREAD_MEMORY), taken from the pieces' room."""
     if held + n * (4 if n < 1 << 31 else 8) <= memory:
         return 0
     spare = memory - held - -(-n // cover) * difference_cover(cover).size * 4 - 4 * cover * cover - 2 * 8 * BUCKETS
+    spare -= (threads - 1) * THREAD_MEMORY
     capacity = spare // BYTES_PER_SUFFIX
     if capacity < 1 << 16:
         need = (memory - spare + (1 << 16) * BYTES_PER_SUFFIX) / 2**30
@@ -158,12 +164,14 @@ def plan_pieces(n: int, memory: int, held: int, cover: int = DEFAULT_COVER) -> i
 
 
 def build_arrays(reference: Reference, sa_sample: int = 32, repeat_sample: int | None = None, kmer: int | None = None,
-                 wide: bool | None = None, memory: int | None = None, piece: int | None = None) -> IndexArrays:
+                 wide: bool | None = None, memory: int | None = None, piece: int | None = None,
+                 threads: int = 1) -> IndexArrays:
     """repeat_sample 0, or not below sa_sample, marks no more in repeats (None: by the genome's
     size, default_repeat_sample); wide: 64-bit samples and k-mer rows (automatic past NARROW
     symbols; tests force it); memory: bytes the construction may hold (default_memory), beyond
     which the suffix array is sorted in pieces (pieces.py); piece: suffixes a piece holds, forcing
-    the piecewise sort (tests). Both sorts give the same index, byte for byte."""
+    the piecewise sort (tests); threads: how many sort a piece's buckets at once. Both sorts give
+    the same index, byte for byte, on any number of threads."""
     text = np.ascontiguousarray(reference.text)  # pydivsufsort needs a writable array
     n = int(text.size)
     repeat_sample = default_repeat_sample(n) if repeat_sample is None else repeat_sample
@@ -188,12 +196,12 @@ def build_arrays(reference: Reference, sa_sample: int = 32, repeat_sample: int |
     window = repeat_window(n) if repeat_sample else 0
     if piece is None:
         held = _held(n, k, sa_sample, repeat_sample, np.dtype(positions).itemsize)
-        piece = plan_pieces(n, default_memory(n) if memory is None else memory, held)
+        piece = plan_pieces(n, default_memory(n) if memory is None else memory, held, threads=threads)
     blocks = np.zeros((n // 64 + 1, WORDS), np.uint64)
     table = np.zeros((4**k, 2), positions)
     rows = _Rows(text, blocks, table, k, sa_sample, repeat_sample, window, positions)
     if piece:
-        for row, sa in suffix_pieces(text, piece):
+        for row, sa in suffix_pieces(text, piece, threads=threads):
             rows.add(row, sa)
             del sa
     else:

@@ -35,7 +35,7 @@ def add_parser(sub, parent: argparse.ArgumentParser) -> None:
     p.add_argument("--memory", type=parse_size, metavar="SIZE",
                    help="memory the construction may hold, e.g. 6G: beyond what sorting the whole suffix array at once "
                    "needs (~7 bytes a base below 2^31 bases, ~11 above) it is sorted in pieces, slower, to the same "
-                   "index (default: 4 bytes a base, at least 2G)")
+                   "index, on --threads threads (default: 4 bytes a base, at least 2G)")
     p.set_defaults(run=run_index)
 
     p = sub.add_parser("search", parents=[parent],
@@ -89,7 +89,7 @@ def run_index(args: argparse.Namespace) -> int:
     output = args.output or default_output(args.reference)
     start = time.perf_counter()
     index = FMIndex.build(args.reference, sa_sample=args.sa_sample, repeat_sample=args.repeat_sample,
-                          kmer=args.kmer, memory=args.memory)
+                          kmer=args.kmer, memory=args.memory, threads=args.threads)
     index.save(output)
     r = index.reference
     warn(args, f"{len(r.names)} records, {int(r.lengths.sum()):,} bases, k-mer table k={index.arrays.kmer}, "
