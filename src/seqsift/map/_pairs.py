@@ -11,8 +11,9 @@ alignment engine's many-pairs Smith-Waterman (alignment._pairs.fill, 32 windows 
 local, the same match, mismatch and gap scores), and place_chain runs only where that bound
 reaches min_score. The bound holds: place_chain's alignment is a local alignment of the read in
 that window, so its score (SAM's AS, clips not counted) is at most the best local score; reads or
-windows holding N (scored `ambiguous` by place_chain, a mismatch by fill) are not bounded. A pair whose chosen ends need more than one record (a supplementary part, or
--a's secondary ones) is left to the Python path, as choose_one leaves such reads."""
+windows holding N (scored `ambiguous` by place_chain, a mismatch by fill) are not bounded. A
+pair whose chosen ends need more than one record (a supplementary part, or -a's secondary ones)
+is left to the Python path, as choose_one leaves such reads."""
 
 import math
 

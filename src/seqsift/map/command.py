@@ -14,8 +14,8 @@ _D = MapOptions()
 
 
 def add_parser(sub, parent: argparse.ArgumentParser) -> None:
-    p = sub.add_parser("map", parents=[parent], description="Place every read of READS (FASTQ or FASTA, plain/gz/bz2/xz, - for stdin) on the "
-                       "reference, allowing mismatches and indels: exact seeds from the FM-index, chained, each chain "
+    p = sub.add_parser("map", parents=[parent], description="Place every read of READS (FASTQ or FASTA, plain/gz/bz2/xz, - for stdin) "
+                       "on the reference, allowing mismatches and indels: exact seeds from the FM-index, chained, each chain "
                        "extended by a banded affine-gap alignment that pays a penalty to clip a read end. SAM on "
                        "stdout or -o: every read once as a primary record (flag 4 when unmapped) in input order, "
                        "supplementary records for the other parts of chimeric reads; MAPQ 0-60 from the best and "
