@@ -66,18 +66,11 @@ def _rescue(table, n, ops_all, lens_all, used, read, k, anchors, n_anchors, mate
     (NO_BOUND where not known). Returns (rows, runs used, mates), rows -1 when table or ops_all
     is too small."""
     low, high = int(insert[2]), int(insert[3])
-    best = 0
-    for i in range(n_anchors):
-        best = max(best, table[anchors[i], C_SCORE]) if i else table[anchors[i], C_SCORE]
+    best = _best_score(table, anchors, n_anchors)
     trace, ops, lens = scratch
     for i in range(min(2, n_anchors)):
         a = anchors[i]
-        if table[a, C_SCORE] < max(min_score, best - unpaired):
-            continue
-        placed = False
-        for j in range(n_mates):
-            placed |= _within(_facing(table, a, mates[j]), low, high)
-        if placed:
+        if not _wants_rescue(table, a, best, min_score, unpaired, mates, n_mates, low, high):
             continue
         if bound[slot + i] < min_score:  # no alignment in the window scores min_score
             continue
@@ -110,6 +103,28 @@ def _rescue(table, n, ops_all, lens_all, used, read, k, anchors, n_anchors, mate
 
 
 @njit(inline="always", nogil=True)
+def _best_score(table, anchors, n_anchors):
+    """The best score among the anchors (0 where there are none)."""
+    best = 0
+    for i in range(n_anchors):
+        best = max(best, table[anchors[i], C_SCORE]) if i else table[anchors[i], C_SCORE]
+    return best
+
+
+@njit(inline="always", nogil=True)
+def _wants_rescue(table, a, best, min_score, unpaired, mates, n_mates, low, high):
+    """Whether anchor row a's mate is looked for in its window (pairs.PairBatches._rescue): the
+    anchor scores within `unpaired` of the best and min_score, and no mate already faces it at a
+    likely insert size. _rescue and _slots must agree on this, so it is said once."""
+    if table[a, C_SCORE] < max(min_score, best - unpaired):
+        return False
+    for j in range(n_mates):
+        if _within(_facing(table, a, mates[j]), low, high):
+            return False
+    return True
+
+
+@njit(inline="always", nogil=True)
 def _window(table, a, length, low, high, rec_starts, rec_lengths):
     """(strand, first and last text position of the mate's first base, anchor) of the window
     where anchor row a's mate (length bases) lies at an insert size in [low, high], inside a's
@@ -133,18 +148,11 @@ def _slots(table, k, anchors, n_anchors, certain, mates, n_mates, read, rec_star
     a window is left out where _rescue surely skips it (an anchor below the threshold or a mate
     already facing it) or where it holds N. Returns the new count."""
     low, high = int(insert[2]), int(insert[3])
-    best = 0
-    for i in range(n_anchors):
-        best = max(best, table[anchors[i], C_SCORE]) if i else table[anchors[i], C_SCORE]
+    best = _best_score(table, anchors, n_anchors)
     band = params[P_BAND]
     for i in range(min(2, certain)):
         a = anchors[i]
-        if table[a, C_SCORE] < max(min_score, best - unpaired):
-            continue
-        placed = False
-        for j in range(n_mates):
-            placed |= _within(_facing(table, a, mates[j]), low, high)
-        if placed:
+        if not _wants_rescue(table, a, best, min_score, unpaired, mates, n_mates, low, high):
             continue
         strand, lo, hi, anchor = _window(table, a, read[0].size, low, high, rec_starts, rec_lengths)
         record = np.searchsorted(rec_starts, anchor, "right") - 1  # place_chain's window
