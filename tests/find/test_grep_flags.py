@@ -157,8 +157,11 @@ def test_several_patterns_in_records(tmp_path, rng, capsysbinary, backend):
     """-e and -f with --fasta (issue 25): each pattern counted in each record as it is alone, in
     records cut into pieces (a small --chunk-size) whose overlap is the longest pattern's, so the
     shorter ones must not report the head of a continued piece twice."""
-    seqs = ["".join(rng.choice(list("ACGT"), int(rng.integers(0, 700 if backend == "cpu" else 200))))
-            for _ in range(12)]
+    # the CUDA simulator runs each GPU thread as a Python thread, and every batch, pattern and
+    # strand is a launch: fewer, shorter records there
+    sizes = rng.integers(0, 700 if backend == "cpu" else 150, 12 if backend == "cpu" else 4)
+    sizes[3] = max(sizes[3], 40)  # record 3 gives the long pattern
+    seqs = ["".join(rng.choice(list("ACGT"), int(size))) for size in sizes]
     path = tmp_path / "r.fa"
     path.write_text("".join(f">r{i} d\n" + "\n".join(s[j : j + 60] for j in range(0, len(s), 60)) + "\n"
                             for i, s in enumerate(seqs)))
@@ -175,8 +178,9 @@ def test_several_patterns_in_records(tmp_path, rng, capsysbinary, backend):
         code, out, _ = run(capsysbinary, *flags, *chunk)
         assert code == 0
         assert out == "".join(f"{path}\t{r}\t{p}\t{s}\t{patterns[k]}\n" for r, p, s, k in want)
-        code, out, _ = run(capsysbinary, "-c", *flags, *chunk)
-        assert out == f"{path}\t{len(want)}\n"
+        if backend == "cpu":  # the count is the same code above the searchers
+            code, out, _ = run(capsysbinary, "-c", *flags, *chunk)
+            assert out == f"{path}\t{len(want)}\n"
 
 
 def test_e_takes_a_pattern_that_starts_with_a_dash(tmp_path, capsysbinary):
