@@ -103,6 +103,14 @@ def _rescue(table, n, ops_all, lens_all, used, read, k, anchors, n_anchors, mate
 
 
 @njit(inline="always", nogil=True)
+def _oriented(forward, reverse, bounds, k):
+    """Read k's codes forward and reverse-complemented (reverse holds the batch's reads reversed
+    as one array, so read k's lie at the mirror of its bounds)."""
+    size = forward.size
+    return forward[bounds[k] : bounds[k + 1]], reverse[size - bounds[k + 1] : size - bounds[k]]
+
+
+@njit(inline="always", nogil=True)
 def _best_score(table, anchors, n_anchors):
     """The best score among the anchors (0 where there are none)."""
     best = 0
@@ -257,7 +265,6 @@ def pair_rescues(table, n, ops, lens, used, forward, reverse, bounds, ref, rec_s
     or (-1, 0, 0) when table, ops or alts is too small (the caller grows them and calls again
     on fresh copies of what this writes)."""
     half = (bounds.size - 1) // 2
-    size = forward.size
     mean, std, low, high = insert[0], insert[1], insert[2], insert[3]
     match, min_score = opts[R_MATCH], opts[R_MIN_SCORE]
     most = 1
@@ -276,8 +283,7 @@ def pair_rescues(table, n, ops, lens, used, forward, reverse, bounds, ref, rec_s
         if proper[r] != 2 or more[r] or more[r + half] or high < 0:
             continue
         k1, k2 = r, r + half
-        reads1 = (forward[bounds[k1] : bounds[k1 + 1]], reverse[size - bounds[k1 + 1] : size - bounds[k1]])
-        reads2 = (forward[bounds[k2] : bounds[k2 + 1]], reverse[size - bounds[k2 + 1] : size - bounds[k2]])
+        reads1, reads2 = _oriented(forward, reverse, bounds, k1), _oriented(forward, reverse, bounds, k2)
         t1 = _top(table, first_row[k1], first_row[k1 + 1], candidates, top1)
         t2 = _top(table, first_row[k2], first_row[k2 + 1], candidates, top2)
         count = _slots(table, k2, top1, t1, t1, top2, t2, reads2, rec_starts, rec_lengths, params, insert, unpaired,
@@ -290,8 +296,7 @@ def pair_rescues(table, n, ops, lens, used, forward, reverse, bounds, ref, rec_s
         if proper[r] != 2 or more[r] or more[r + half] or high < 0:
             continue
         k1, k2 = r, r + half
-        reads1 = (forward[bounds[k1] : bounds[k1 + 1]], reverse[size - bounds[k1 + 1] : size - bounds[k1]])
-        reads2 = (forward[bounds[k2] : bounds[k2 + 1]], reverse[size - bounds[k2 + 1] : size - bounds[k2]])
+        reads1, reads2 = _oriented(forward, reverse, bounds, k1), _oriented(forward, reverse, bounds, k2)
         t1 = _top(table, first_row[k1], first_row[k1 + 1], candidates, top1)
         t2 = _top(table, first_row[k2], first_row[k2 + 1], candidates, top2)
         # rescued2 from top1 (joining top2), then rescued1 from top2 + rescued2 (joining top1)
