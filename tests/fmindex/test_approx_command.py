@@ -1,5 +1,6 @@
 """`seqsift search --errors E` end to end: TSV, --best-only and SAM against the oracle."""
 
+import numpy as np
 import pysam
 import pytest
 
@@ -51,13 +52,14 @@ def test_best_only_lists_the_fewest_differences(tmp_path, reference, rng, distan
     assert out.read_text() == _expected(reference[1], reads, 3, distance, 100, best_only=True)
 
 
+@pytest.mark.parametrize("max_hits", [100, 2])
 @pytest.mark.parametrize("distance", ["hamming", "edit"])
-def test_sam_has_cigar_nm_and_md_of_each_place(tmp_path, reference, rng, distance):
+def test_sam_has_cigar_nm_and_md_of_each_place(tmp_path, reference, rng, distance, max_hits):
     ssx = index_of(tmp_path, reference)
     reads = _reads(reference[1], rng, 3, distance, 40)
     out = tmp_path / "out.sam"
     assert main(["search", str(ssx), str(reads_file(tmp_path, reads)), "-e", "3", "--distance", distance,
-                 "--format", "sam", "-o", str(out)]) in (0, 1)
+                 "--format", "sam", "--max-hits", str(max_hits), "-o", str(out)]) == 0
     chroms = dict(reference[1])
     by_read: dict = {}
     with pysam.AlignmentFile(str(out), "r", check_sq=False) as sam:
@@ -71,10 +73,11 @@ def test_sam_has_cigar_nm_and_md_of_each_place(tmp_path, reference, rng, distanc
             assert len(recs) == 1 and recs[0].is_unmapped
             continue
         got = [(r.reference_name, r.reference_start, "-" if r.is_reverse else "+", r.get_tag("NM")) for r in recs]
-        tied = sum(1 for h in hits if h[3] == hits[0][3])  # the places with the fewest differences
+        tied = sum(1 for h in hits if h[3] == hits[0][3])  # the places with the fewest differences, listed or not
         pick = naive.sam_primary(f"q{i}", tied)
-        assert got == [hits[pick]] + hits[:pick] + hits[pick + 1 :]
+        assert got == [hits[pick]] + (hits[:pick] + hits[pick + 1 :])[: max_hits - 1]
         assert recs[0].mapping_quality == (60 if tied == 1 else 0)
+        assert all(r.get_tag("X0") == len(hits) for r in recs)
         assert not recs[0].is_secondary and all(r.is_secondary for r in recs[1:])
         for r in recs:
             ops = r.cigartuples
@@ -88,6 +91,48 @@ def test_sam_has_cigar_nm_and_md_of_each_place(tmp_path, reference, rng, distanc
         span = primary.reference_length
         ref = chroms[primary.reference_name][primary.reference_start : primary.reference_start + span]
         assert primary.get_reference_sequence().upper() == ref
+
+
+@pytest.mark.parametrize("distance", ["hamming", "edit"])
+def test_sam_primary_is_any_copy_of_a_repeat_at_any_threads(tmp_path, rng, distance):
+    """Issue 25: with --errors, the primary of a read with several places at its fewest differences
+    is picked among all of them (both strands, not only the --max-hits listed), by a hash of its
+    name, as the exact search picks: over many reads of a repeat, each read with substitutions
+    against every copy, every copy is chosen, MAPQ is 0, and -t 1 and -t 2 agree."""
+    unit = "".join(rng.choice(list("ACGT"), 40))
+    pieces = ["".join(rng.choice(list("ACGT"), int(rng.integers(20, 90)))) for _ in range(7)]
+    copies = [unit, naive.reverse_complement(unit), unit, unit, naive.reverse_complement(unit), unit]
+    records = [("one", pieces[0] + copies[0] + pieces[1] + copies[1] + pieces[2] + copies[2] + pieces[3]),
+               ("two", pieces[4] + copies[3] + pieces[5] + copies[4] + pieces[6][:20] + copies[5] + pieces[6])]
+    ref = tmp_path / "ref.fa"
+    ref.write_text("".join(f">{n}\n{s}\n" for n, s in records))
+    ssx = tmp_path / "ref.ssx"
+    assert main(["index", str(ref), "-o", str(ssx), "-q"]) == 0
+    reads = []
+    for i in range(240):  # substitutions inside the copies' common stretch: every copy stays as good
+        read = list(unit[4:34])
+        for at in rng.choice(np.arange(2, 28), 1 + i % 2, replace=False).tolist():
+            read[at] = rng.choice([b for b in "ACGT" if b != read[at]])
+        reads.append("".join(read) if i % 2 else naive.reverse_complement("".join(read)))
+    fastq = reads_file(tmp_path, reads)
+    outs = []
+    for threads in ("1", "2"):
+        out = tmp_path / f"t{threads}.sam"
+        assert main(["search", str(ssx), str(fastq), "-e", "2", "--distance", distance, "--format", "sam",
+                     "--max-hits", "2", "-t", threads, "--batch-reads", "17", "-o", str(out), "-q"]) == 0
+        outs.append(out.read_text())
+    assert outs[0] == outs[1]
+    with pysam.AlignmentFile(str(tmp_path / "t1.sam"), "r", check_sq=False) as sam:
+        primaries = [(r.query_name, r.reference_name, r.reference_start, "-" if r.is_reverse else "+", r.mapping_quality,
+                      r.get_tag("NM")) for r in sam if not r.is_secondary]
+    chosen = set()
+    for i, (name, *site, mapq, nm) in enumerate(primaries):
+        hits = naive.approx_hits(records, reads[i], 2, distance)
+        best = [h for h in hits if h[3] == hits[0][3]]
+        assert name == f"q{i}" and len(best) == 6 and mapq == 0 and nm == best[0][3] == 1 + i % 2
+        assert tuple(site) + (nm,) == best[naive.sam_primary(name, len(best))]
+        chosen.add((i % 2, site[0], site[1]))
+    assert len(chosen) == 2 * 6  # every copy for either kind of read, those past --max-hits 2 included
 
 
 def test_bad_errors_and_too_short_reads_are_usage_errors(tmp_path, reference, capsys):

@@ -326,13 +326,16 @@ def test_index_help_names_the_default_output(capsys):
     assert "write results to FILE (default: standard output)" in " ".join(capsys.readouterr().out.split())
 
 
-def test_the_primary_pick_is_one_function_of_the_name(rng):
-    """output.primary_of (approximate SAM) picks as the compiled name hash of the exact search
-    (checked against naive.sam_primary in test_sam_output_is_valid_and_complete) does, and spreads
-    over the sites."""
-    from seqsift.fmindex.output import primary_of
+def test_the_primary_pick_is_one_function_of_the_name(tmp_path, rng):
+    """output.primary_seeds (the exact and the approximate SAM's pick) is FNV-1a of the read's name
+    from the seeded basis, as naive.sam_primary computes it, and spreads over the sites."""
+    from seqsift.fmindex.output import primary_seeds
+    from seqsift.io.reads import read_reads
 
     names = [f"read{int(k)}/{int(rng.integers(1, 3))}" for k in rng.integers(0, 10**9, 300)]
-    picks = [primary_of(n.encode(), 3) for n in names]
+    fasta = tmp_path / "names.fa"
+    fasta.write_text("".join(f">{n} some description\nACGT\n" for n in names))
+    seeds = np.concatenate([primary_seeds(batch) for batch in read_reads(str(fasta), 64)])
+    picks = [int(seed) % 3 for seed in seeds]
     assert picks == [naive.sam_primary(n, 3) for n in names]
-    assert {0, 1, 2} <= set(picks) and primary_of(b"x", 1) == 0
+    assert {0, 1, 2} <= set(picks)

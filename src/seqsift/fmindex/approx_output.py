@@ -1,9 +1,9 @@
 """Approximate search results as bytes (docs/formats.md, "Approximate hits").
 
 TSV: read_id<TAB>count<TAB>hits, each hit record:position:strand:differences, joined by ','
-('-' when none are listed). SAM: the listed hits, one of those with the fewest differences
-primary (a seeded pick, as the exact search's), the others secondary, each with its CIGAR
-(M, I, D), NM and MD; unmatched reads as unmapped records.
+('-' when none are listed). SAM: the listed hits, the first primary (a seeded pick among all the
+places with the fewest differences, as the exact search's: ApproxSearcher.hits with seeds), the
+others secondary, each with its CIGAR (M, I, D), NM and MD; unmatched reads as unmapped records.
 """
 
 from __future__ import annotations
@@ -11,7 +11,6 @@ from __future__ import annotations
 import numpy as np
 
 from seqsift.fmindex.approx import ApproxHits
-from seqsift.fmindex.output import primary_of
 from seqsift.fmindex.verify import Reach, align
 from seqsift.io.reads import ReadBatch
 from seqsift.precompiled import Kernel
@@ -39,12 +38,13 @@ def tsv(batch: ReadBatch, found: ApproxHits, record: np.ndarray, position: np.nd
 
 def sam(batch: ReadBatch, found: ApproxHits, record: np.ndarray, position: np.ndarray, names: list[bytes],
         reach: Reach, errors: int, distance: str) -> bytes:
-    """MAPQ as bwa gives it: 60 when one listed place has the read's fewest differences, 0 when
-    several tie; the primary is one of those tied places, picked as the exact search picks
-    (output.primary_of: a hash of the read's name, the same at any -t), the other listed places
-    follow as secondary records in their order. names: the record names as bytes."""
+    """MAPQ as bwa gives it: 60 when one place (listed or not) has the read's fewest differences,
+    0 when several tie. found must come from a search with output.primary_seeds: a read's first
+    listed place is its primary, picked among all its places with the fewest differences by a
+    hash of its name (the same at any -t), the others follow as secondary records in their
+    order. names: the record names as bytes."""
     o = found.offsets.tolist()
-    d = found.differences.tolist()
+    best = found.best.tolist()
     out = []
     for i, count in enumerate(found.counts.tolist()):
         lo, hi = int(batch.bounds[i]), int(batch.bounds[i + 1])
@@ -55,11 +55,8 @@ def sam(batch: ReadBatch, found: ApproxHits, record: np.ndarray, position: np.nd
             out.append(b"%s\t4\t*\t0\t0\t*\t*\t0\t0\t%s\t%s\tX0:i:%d\n" % (name, seq or b"*", qual or b"*", count))
             continue
         listed = o[i + 1] - o[i]
-        tied = sum(1 for h in range(o[i], o[i + 1]) if d[h] == d[o[i]])  # listed by differences first
-        pick = o[i] + primary_of(name, tied)
-        mapq = 60 if tied == 1 else 0
-        order = [pick] + [h for h in range(o[i], o[i + 1]) if h != pick]
-        for k, h in enumerate(order):
+        mapq = 60 if best[i] == 1 else 0
+        for k, h in enumerate(range(o[i], o[i + 1])):
             strand = int(found.strand[h])
             a = align(reach, batch.codes[lo:hi], strand, int(found.text_pos[h]), int(record[h]), errors, distance)
             flag = (16 if strand else 0) | (256 if k else 0)

@@ -46,21 +46,12 @@ for _a, _b in (b"AT", b"TA", b"CG", b"GC"):
 
 def primary_seeds(batch: ReadBatch) -> np.ndarray:
     """Per read, the number whose remainder by its count of equally good sites picks its SAM
-    primary among all of them (query.Searcher.hits): FNV-1a of its name from a seeded basis, so
+    primary among all of them (query.Searcher.hits; with --errors, among all the places with the
+    fewest differences: approx.ApproxSearcher.hits): FNV-1a of its name from a seeded basis, so
     the pick is the same at any -t and batch size."""
     seeds = np.empty(len(batch), np.uint64)
     _NAME_HASHES(batch.raw, batch.name_lo, batch.name_hi, seeds)
     return seeds
-
-
-def primary_of(name: bytes, sites: int) -> int:
-    """Which of a read's equally good sites is its primary, as primary_seeds picks it
-    (_output_cpu.name_hashes: FNV-1a of the name from its seeded basis, modulo the sites; the
-    constants are repeated here so that this module does not import Numba)."""
-    h = 0xCBF29CE484222325 ^ 0x5EED5EED
-    for byte in name:
-        h = ((h ^ byte) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
-    return h % sites if sites > 1 else 0
 
 
 def mapping_qualities(counts: np.ndarray) -> np.ndarray:

@@ -64,8 +64,9 @@ class ReadSearch:
     def _approximate(self, batch) -> tuple[bytes | list, bool]:
         from seqsift.fmindex import approx_output
 
+        seeds = primary_seeds(batch) if self.fmt == "sam" else None  # the primary picked among all best places
         found = self.approx.hits(batch.codes, batch.bounds, self.errors, self.distance, self.max_hits, self.best_only,
-                                 getattr(batch, "name", None))
+                                 getattr(batch, "name", None), seeds)
         matched = bool(found.counts.any())
         if self.fmt == "hits":
             return self.index.approx_hit_lists(found), matched
