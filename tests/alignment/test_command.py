@@ -167,3 +167,59 @@ def test_sam_refuses_dask(tmp_path, capsys):
     reads.write_text(">r\nACGTACGT\n")
     assert main(["align", str(reads), str(reads), "--dna", "--outfmt", "sam", "--dask", "local:1"]) == 2
     assert "--outfmt sam runs on this machine" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("mode", ["local", "semi-global"])
+def test_sam_records_are_the_whole_target_alignments_in_each_mode(tmp_path, mode):
+    """align --outfmt sam aligns reads in windows of the targets (alignment/reads.py) in every mode
+    SAM takes: on bowtie2's simulated lambda reads (N-rich ones among them), both strands, its
+    records are those that aligning each read over every whole target (stream.search) gives, and
+    each CIGAR covers the read: soft clips only in local mode."""
+    from seqsift.alignment import dna
+    from seqsift.alignment.sam import BothStrands
+    from seqsift.alignment.sam import reads as sam_reads
+    from seqsift.alignment.stream import DatabaseParts, search
+
+    fq = tmp_path / "reads.fq"
+    fq.write_text("".join(f"@{n}\n{s}\n+\n{'I' * len(s)}\n" for n, s in naive.read_records(data_file(
+        "lambda_reads_1.fq.gz"))[:12]))
+    genome = naive.read_records(LAMBDA)[0][1]
+    targets = tmp_path / "targets.fa"
+    targets.write_text(f">left\n{genome[:9000]}\n>right\n{genome[9000:16000]}\n>copy\n{genome[2000:4000]}\n")
+    out = tmp_path / "out.sam"
+    assert main(["align", str(fq), str(targets), "--match", "2", "--mismatch", "-3", "--gap-open", "5", "--gap-extend",
+                 "2", "--top", "2", "--mode", mode, "--outfmt", "sam", "-q", "-o", str(out)]) == 0
+    both = BothStrands(sam_reads(fq), 2)
+    want = b"".join(both.records(search(both.queries(), DatabaseParts(targets, dna(2, -3, 5, 2)), 3, mode, "cpu", 1)))
+    got = b"".join(line + b"\n" for line in out.read_bytes().splitlines() if not line.startswith(b"@"))
+    assert got == want
+    with pysam.AlignmentFile(str(out), "r") as f:
+        records = list(f)
+    assert {r.query_name for r in records} == {f"r{i}" for i in range(1, 13)}
+    for r in records:
+        ops = dict.fromkeys(op for op, _ in r.cigartuples)
+        length = r.infer_read_length()
+        assert sum(n for op, n in r.cigartuples if op in (0, 1, 4)) == length and 0 <= r.mapping_quality <= 60
+        if mode == "semi-global":
+            assert 4 not in ops and 5 not in ops  # the whole read aligned
+    if mode == "local":
+        assert any(op == 4 for r in records for op, _ in r.cigartuples)  # local clips some read ends
+
+
+def test_sam_refuses_global_alignment(tmp_path, capsys):
+    """A global alignment spans every base of each target: a read against a genome would be
+    thousands of deletions, so SAM output says so and names the modes it takes."""
+    reads = tmp_path / "r.fa"
+    reads.write_text(">r\nACGTACGTAAGT\n")
+    out = tmp_path / "out.sam"
+    assert main(["align", str(reads), str(LAMBDA), "--dna", "--mode", "global", "--outfmt", "sam", "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "--mode global" in err and "--mode semi-global" in err and not out.exists()
+
+
+def test_sam_mapq_of_scores_at_or_below_zero():
+    """Semi-global scores can be 0 or negative (an N-rich read): MAPQ 0, not bwa-sw's formula."""
+    from seqsift.alignment.sam import mapping_quality
+
+    assert mapping_quality(0, -5) == 0 and mapping_quality(-3, -6) == 0 and mapping_quality(-3, None) == 0
+    assert mapping_quality(10, -6) == 60

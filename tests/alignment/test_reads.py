@@ -1,6 +1,7 @@
 """alignment.reads (align --outfmt sam): the reads in the lanes and each target cut into windows
-give stream.search's hits exactly (targets, scores, tie-breaking, every alignment column), on
-seeded reads with substitutions and indels from long targets with repeats, on both strands."""
+give stream.search's hits exactly (targets, scores, tie-breaking, every alignment column), local
+and semi-global, on seeded reads with substitutions and indels from long targets with repeats,
+on both strands."""
 
 import numpy as np
 import pytest
@@ -49,15 +50,16 @@ def case(tmp_path, rng):
     return write_fasta(tmp_path / "targets.fa", records), both
 
 
+@pytest.mark.parametrize("mode", reads.MODES)
 @pytest.mark.parametrize("scoring", [dna(), dna(2, -3, 5, 2), dna(1, -1, 0, 1)])
 @pytest.mark.parametrize("window", [0, 1 << 10])  # many short windows, and the default
-def test_the_same_hits_as_the_whole_targets(case, threads, scoring, window, monkeypatch):
+def test_the_same_hits_as_the_whole_targets(case, threads, scoring, window, mode, monkeypatch):
     path, queries = case
     monkeypatch.setattr(reads, "MIN_WINDOW", window)
     monkeypatch.setattr(reads, "WINDOW_REACHES", 1 if window == 0 else reads.WINDOW_REACHES)
     for db_batch, query_batch in ((1 << 20, 1 << 20), (3000, 700)):  # one part and batch; several
-        want = list(search(queries, DatabaseParts(path, scoring, db_batch), 3, "local", "cpu", 1, query_batch))
-        got = list(reads.search(queries, DatabaseParts(path, scoring, db_batch), 3, "cpu", threads, query_batch))
+        want = list(search(queries, DatabaseParts(path, scoring, db_batch), 3, mode, "cpu", 1, query_batch))
+        got = list(reads.search(queries, DatabaseParts(path, scoring, db_batch), 3, "cpu", threads, query_batch, mode))
         assert got == want
     assert any(len({h.score for h in hits}) < len(hits) for _, _, hits in want)  # ties were met
     assert max(h.alignment.cigar.count("I") + h.alignment.cigar.count("D") for _, _, hits in want for h in hits) > 1

@@ -42,7 +42,8 @@ def add_parser(sub, parent: argparse.ArgumentParser) -> None:
     p.add_argument("--outfmt", default="6", help="'6' BLAST tabular, '6 qseqid sseqid score ...' chosen columns "
                    f"({', '.join(sorted(COLUMNS))}; 'std' stands for the 12 of '6'), '7' the same with BLAST's "
                    "comment lines per query, 'pair' readable alignments, 'sam' (DNA reads on both strands, "
-                   "with their qualities and a MAPQ; a full Smith-Waterman per read and target, under a "
+                   "with their qualities and a MAPQ; --mode local or semi-global; a full alignment per read and "
+                   "target, under a "
                    "second for 100 reads against lambda: to map read sets, use `seqsift map`; --evalue does not "
                    "apply)")
     p.add_argument("--evalue", type=float, default=DEFAULT_EVALUE, metavar="E",
@@ -110,6 +111,10 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--outfmt sam is for DNA: add --dna")
     if fmt == "sam" and args.dask:
         raise UsageError("--outfmt sam runs on this machine: drop --dask")
+    if fmt == "sam" and args.mode not in reads.MODES:  # every target column in the alignment: not a read's place
+        raise UsageError(f"--outfmt sam places reads on targets, and --mode {args.mode} aligns every base of each "
+                         "target (a read against a genome becomes thousands of deletions): use --mode semi-global "
+                         "(every base of the read) or local (the default)")
     with contextlib.ExitStack() as stack:
         if fmt == "7":  # its '# Query:' lines give the whole header: the file is read twice
             args.queries = stack.enter_context(spooled_stdin(args.queries))
@@ -138,8 +143,8 @@ def run(args: argparse.Namespace) -> int:
             report = ReportFormat(scoring, fmt, columns, args.evalue, args.database)
             top = args.top + 1 if both else args.top  # SAM: a second best for MAPQ
             backend, batch = resolve_unmeasured(args.backend), args.query_batch or QUERY_RESIDUES
-            if both and args.mode == "local":  # reads against long targets: the same hits, reads in the lanes
-                found = reads.search(queries, parts, top, backend, args.threads, batch)
+            if both:  # reads against long targets: the same hits, reads in the lanes
+                found = reads.search(queries, parts, top, backend, args.threads, batch, args.mode)
             else:
                 found = search(queries, parts, top, args.mode, backend, args.threads, batch)
             if both:

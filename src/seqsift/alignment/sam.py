@@ -60,6 +60,10 @@ class BothStrands:
 
 
 def mapping_quality(best: int, second: int | None) -> int:
+    """bwa-sw's MAPQ (module docstring); 0 for a best score of 0 or below, which a semi-global
+    alignment can have and the formula cannot take."""
+    if best <= 0:
+        return 0
     if second is None:
         return 60
     if second >= best:
