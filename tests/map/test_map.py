@@ -782,8 +782,7 @@ def test_quick_pieces_map_every_read_as_every_piece_does(rng, tmp_path):
     """The mapper with the quick search and without (quick_pieces=0): the same primary
     alignment and MAPQ for every read (simulated with substitutions, indels, N, both strands,
     reads inside a repeat found in both records and random ones), and the quick search settles
-    many of them. One N in the reference (a run of them, as the genome fixture's, costs so
-    little a piece that no read is settled near it: seeding.Quick)."""
+    many of them. One N in the reference (pieces broken against it cost less: seeding.Quick)."""
     from seqsift.map.api import batches_of
     from seqsift.map.mapper import Mapper, load_index
 
