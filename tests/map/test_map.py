@@ -704,3 +704,103 @@ def test_gapless_is_best_under_other_scores(rng):
         got = clip_align(q, t, dlo, dhi, *scores, clip, clip, NEG, trace, ops, lens)
         assert tuple(got) == (score, score, 0, m, diag, diag + m, 1) and ops[0] == OP_M and lens[0] == m
     assert said_yes >= 20
+
+
+def _settled_places(mapper, batch, options):
+    """(read index, strand, record, position in the record) of every read the quick pieces
+    settle (seeding.find_chains), and the chains."""
+    from seqsift.map.seeding import find_chains
+
+    chains = find_chains(mapper.searcher, batch.codes, batch.bounds, options, mapper.ref_codes, mapper.quick)
+    ref = mapper.index.reference
+    places = []
+    for r in np.flatnonzero(chains.settled).tolist():
+        c = chains.offsets[r]
+        record = int(np.searchsorted(ref.starts, chains.anchor[c], "right") - 1)
+        places.append((r, int(chains.strand[c]), record, int(chains.diag_lo[c] - ref.starts[record])))
+    return places, chains
+
+
+def test_quick_pieces_never_settle_a_read_whose_best_alignment_lies_elsewhere(rng, tmp_path):
+    """seeding's quick search against the full-matrix oracle: for every read it settles, the
+    read laid without gaps where it says scores the best of any alignment on either strand of
+    either record, every alignment off the diagonals it examined (its band) scores less, and
+    so little that MAPQ is 60 with it as the second-best. Reads from both copies of diverged
+    repeats (2-6 differences apart), with 0-3 substitutions, indels, N, both strands, random."""
+    from seqsift.map.api import batches_of
+    from seqsift.map.mapper import Mapper, load_index
+    from tests.naive import clip_alignment_score
+
+    unit = random_dna(rng, 90)
+    copies = [mutate(rng, unit, 0.03 * k, 0.0) for k in range(1, 4)]
+    one = random_dna(rng, 120) + unit + random_dna(rng, 100) + copies[0] + random_dna(rng, 80)
+    two = random_dna(rng, 90) + copies[1] + random_dna(rng, 60) + "N" + random_dna(rng, 40) + copies[2] + random_dna(rng, 70)
+    records = {"one": one, "two": two}
+    path = tmp_path / "ref.fa"
+    path.write_text(f">one\n{one}\n>two\n{two}\n")
+    options = MapOptions(seed_length=8, seed_step=4, quick_pieces=5, band=6)
+    mapper = Mapper(load_index(path), options)
+    reads = []
+    for k in range(90):
+        name = ("one", "two")[k % 2]
+        seq = records[name]
+        m = int(rng.integers(40, 56))
+        start = int(rng.integers(0, len(seq) - m))
+        read = mutate(rng, seq[start : start + m], [0.0, 0.02, 0.05][k % 3], 0.01 if k % 5 == 0 else 0.0)
+        if k % 11 == 0:
+            read = random_dna(rng, m)
+        reads.append((f"r{k}", reverse_complement(read) if k % 4 >= 2 else read, None))
+    (batch,) = list(batches_of(write_fastq(tmp_path / "reads.fq", reads)))
+    places, _ = _settled_places(mapper, batch, options)
+    assert len(places) >= 20
+    o = options
+    scores = (o.match, o.mismatch, o.ambiguous, o.gap_open, o.gap_extend, o.clip, o.clip)
+    names = list(records)
+    for r, strand, record, position in places:
+        read = reads[r][1] if strand == 0 else reverse_complement(reads[r][1])
+        t = records[names[record]]
+        gapless = sum(o.match if a == b else -o.mismatch for a, b in zip(read, t[position:]))
+        assert position + len(read) <= len(t)
+        best_there = clip_alignment_score(read, t, *scores, band=(position - o.band, position + o.band))
+        assert best_there == gapless, reads[r][0]
+        elsewhere = []
+        for s in (0, 1):
+            q = read if s == strand else reverse_complement(read)
+            for k, name in enumerate(names):
+                if s == strand and k == record:
+                    elsewhere += [clip_alignment_score(q, records[name], *scores, band=(-len(q), position - o.band - 1)),
+                                  clip_alignment_score(q, records[name], *scores,
+                                                       band=(position + o.band + 1, len(records[name])))]
+                else:
+                    elsewhere.append(clip_alignment_score(q, records[name], *scores))
+        runner_up = max(elsewhere)
+        assert runner_up < gapless, reads[r][0]
+        assert mapq(o, gapless, max(int(runner_up), 0), 0, len(read), len(read)) == 60, reads[r][0]
+
+
+def test_quick_pieces_map_every_read_as_every_piece_does(rng, tmp_path):
+    """The mapper with the quick search and without (quick_pieces=0): the same primary
+    alignment and MAPQ for every read (simulated with substitutions, indels, N, both strands,
+    reads inside a repeat found in both records and random ones), and the quick search settles
+    many of them. One N in the reference (pieces broken against it cost less: seeding.Quick)."""
+    from seqsift.map.api import batches_of
+    from seqsift.map.mapper import Mapper, load_index
+
+    repeat = random_dna(rng, 300)
+    records = {"one": random_dna(rng, 6000) + repeat + random_dna(rng, 6000),
+               "two": random_dna(rng, 3000) + "N" + random_dna(rng, 2000) + repeat + random_dna(rng, 2500)}
+    ref_path = tmp_path / "ref.fa"
+    ref_path.write_text(f">one\n{records['one']}\n>two\n{records['two']}\n")
+    reads = simulate(rng, records, 200)
+    index = load_index(ref_path)
+    quick, full = Mapper(index), Mapper(index, MapOptions(quick_pieces=0))
+    settled = 0
+    for batch in batches_of(write_fastq(tmp_path / "reads.fq", reads), 64):
+        settled += len(_settled_places(quick, batch, quick.options)[0])
+        for a, b in zip(quick(batch), full(batch)):
+            assert a.mapped == b.mapped, a.name
+            if a.mapped:
+                x, y = a.alignments[0], b.alignments[0]
+                assert (x.placement.record, x.placement.position, x.placement.strand, x.placement.cigar(), x.mapq) == \
+                    (y.placement.record, y.placement.position, y.placement.strand, y.placement.cigar(), y.mapq), a.name
+    assert settled > len(reads) / 5  # 1% substitutions: many reads differ in three bases or more

@@ -1,9 +1,13 @@
 """The seeding kernels (seeding.py calls them precompiled): a batch's pieces copied out of its
-reads for the FM-index search, and its seed hits, grouped by read as the FM-index lists them, to
-each read's chains, strongest first. The rules are seeding.py's."""
+reads for the FM-index search, its seed hits, grouped by read as the FM-index lists them, to
+each read's chains, strongest first, and which reads their first few seeds already place. The
+rules are seeding.py's."""
 
 import numpy as np
 from numba import njit
+
+from seqsift.map._extend import gapless_is_best, ungapped
+from seqsift.map.layout import P_AMBIGUOUS, P_BAND, P_CLIP, P_EXTEND, P_MATCH, P_MISMATCH, P_OPEN, P_UNGAPPED
 
 
 @njit(nogil=True, cache=True, boundscheck=False)
@@ -165,3 +169,64 @@ def predict_rows(plan, anchor_of, starts, located, ref, codes, piece_bounds, int
             missed[listed] = starts[q]
             listed += 1
     return listed
+
+
+@njit(nogil=True, cache=True, boundscheck=False)
+def settled_reads(codes, bounds, piece_first, counts, max_occurrences, offsets, strand, diag_lo, diag_hi, anchor, ref,
+                  rec_starts, rec_lengths, params, confident, settled):
+    """Which reads the few non-overlapping pieces of the quick search already place
+    (seeding.find_chains; the proof is there): settled[r] = 1 where read r (codes 0-3, 255 for
+    other letters; its pieces [piece_first[r], piece_first[r + 1]) of the quick search, each
+    occurring counts[p] times) has no other letter, every piece occurs at most max_occurrences
+    times (all located), its hits make one chain on one diagonal, the read lies there inside the
+    record without gaps with a loss (length * match - score) that confident[length, loss] allows
+    (below the least loss of an alignment that breaks every piece, and MAPQ 60 whatever scores
+    elsewhere: seeding.Quick.confident), and it is the best over the band around it: it differs
+    in at most params[P_UNGAPPED] bases (MapOptions.ungapped_limit) and has two pieces or more,
+    or gapless_is_best proves it. Returns how many reads are settled."""
+    match, mismatch, ambiguous = params[P_MATCH], params[P_MISMATCH], params[P_AMBIGUOUS]
+    band = params[P_BAND]
+    longest = 0
+    for r in range(bounds.size - 1):
+        longest = max(longest, bounds[r + 1] - bounds[r])
+    q = np.empty(longest, np.int8)
+    total = 0
+    for r in range(bounds.size - 1):
+        settled[r] = 0
+        c = offsets[r]
+        if offsets[r + 1] - c != 1 or diag_lo[c] != diag_hi[c]:
+            continue
+        lo, hi = bounds[r], bounds[r + 1]
+        m = hi - lo
+        if m >= confident.shape[0]:
+            continue
+        located = True
+        for p in range(piece_first[r], piece_first[r + 1]):
+            located = located and counts[p] <= max_occurrences
+        plain = True
+        for i in range(m):
+            b = codes[lo + i] if strand[c] == 0 else codes[hi - 1 - i]
+            plain = plain and b <= 3
+            q[i] = b if strand[c] == 0 else 3 - b
+        if not (located and plain):
+            continue
+        record = np.searchsorted(rec_starts, anchor[c], "right") - 1
+        rec_start = rec_starts[record]
+        rec_end = rec_start + rec_lengths[record]
+        d = diag_lo[c]
+        w_lo, w_hi = max(rec_start, d - band), min(rec_end, d + m + band)
+        if d < w_lo or d + m > w_hi:
+            continue
+        read, window = q[:m], ref[w_lo:w_hi]
+        score, differ = ungapped(read, window, d - w_lo, match, mismatch, ambiguous)
+        loss = m * match - score
+        if loss >= confident.shape[1] or not confident[m, loss]:
+            continue
+        # as place_chain: few enough differences prove it (with two pieces or more, another diagonal
+        # as good would have put a piece there too), else gapless_is_best must
+        if (differ <= params[P_UNGAPPED] and piece_first[r + 1] - piece_first[r] >= 2) or gapless_is_best(
+                read, window, d - w_lo, d - w_lo - band, d - w_lo + band, score, match, mismatch, params[P_OPEN],
+                params[P_EXTEND], params[P_CLIP]):
+            settled[r] = 1
+            total += 1
+    return total

@@ -18,7 +18,7 @@ from seqsift.map.batch_sam import SingleReport
 from seqsift.map.choose import Chosen, choose
 from seqsift.map.extend import Extender, Placement, oriented, placements_of, reference_codes
 from seqsift.map.scoring import MapOptions
-from seqsift.map.seeding import find_chains
+from seqsift.map.seeding import Quick, find_chains
 
 if TYPE_CHECKING:  # the FM-index loads on use
     from seqsift.fmindex.api import FMIndex
@@ -53,6 +53,7 @@ class Mapper:
         self.options = options or MapOptions()
         self.searcher = index.searcher()
         self.ref_codes = reference_codes(index.arrays)
+        self.quick = Quick(index.reference, self.ref_codes, self.options)
         self._local = threading.local()
 
     def extender(self) -> Extender:
@@ -64,7 +65,7 @@ class Mapper:
     def placed(self, batch) -> tuple[np.ndarray, np.ndarray, int, np.ndarray, np.ndarray, np.ndarray]:
         """The batch's (forward, reverse-complement) codes and the placements of every read's
         strongest chains as Extender.place_table gives them (a table, rows in read order)."""
-        chains = find_chains(self.searcher, batch.codes, batch.bounds, self.options, self.ref_codes)
+        chains = find_chains(self.searcher, batch.codes, batch.bounds, self.options, self.ref_codes, self.quick)
         forward, reverse = oriented(batch.codes)
         return (forward, reverse, *self.extender().place_table(forward, reverse, batch.bounds, chains))
 

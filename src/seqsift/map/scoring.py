@@ -17,8 +17,9 @@ class MapOptions:
     `chain_gap` diagonals of the next form a chain (the longest indel aligned in one piece
     between seeds, bwa's band -w 100), and the extension searches `band` diagonals beyond the
     chain's (indels near the read's ends). Chains weaker than `drop_ratio` of the read's best are not extended,
-    at most `max_chains` are. secondary: also report every other alignment scoring min_score
-    (bwa mem -a)."""
+    at most `max_chains` are. quick_pieces: non-overlapping seeds searched first, every seed only
+    for the reads they do not place (seeding.py; 0: every seed at once). secondary: also report
+    every other alignment scoring min_score (bwa mem -a)."""
 
     match: int = 1
     mismatch: int = 4
@@ -34,6 +35,7 @@ class MapOptions:
     chain_gap: int = 100
     drop_ratio: float = 0.5
     max_chains: int = 20
+    quick_pieces: int = 7
     secondary: bool = False
 
     def __post_init__(self):
@@ -44,7 +46,7 @@ class MapOptions:
             if f.name == "drop_ratio":
                 if not 0 <= value <= 1:
                     raise UsageError(f"drop_ratio={value}: give a fraction between 0 and 1")
-            elif f.name in ("gap_open", "ambiguous", "clip", "min_score", "mismatch"):
+            elif f.name in ("gap_open", "ambiguous", "clip", "min_score", "mismatch", "quick_pieces"):
                 if value < 0:
                     raise UsageError(f"{f.name}={value}: give 0 or more")
             elif value < 1:
