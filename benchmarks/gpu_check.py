@@ -110,7 +110,7 @@ def check_correctness(report: dict, plan: Plan) -> None:
     at = (plan.find_text // 13, plan.find_text // 7)  # 5000 and 9000 at 64 MiB would do as well
     for pattern in (b"GATC", bytes(text[at[0] : at[0] + 20]), bytes(text[at[1] : at[1] + 100]), b"A" * 12):
         want = cpu_offsets(pattern, text)
-        configs = (base, dataclasses.replace(base, streams=1), dataclasses.replace(base, out_capacity=min(16, base.out_capacity)))
+        configs = (base, base._replace(streams=1), base._replace(out_capacity=min(16, base.out_capacity)))
         for config, chunk in zip(configs, plan.find_chunks):
             got, count = gpu_offsets(pattern, text, config, chunk)
             checks.append(bool(np.array_equal(got, want) and count == want.size))
@@ -322,11 +322,11 @@ def main(argv: list[str] | None = None) -> dict:
     at = text.size // 3
     for pattern in (bytes(text[at : at + 8]), bytes(text[at : at + 20]), bytes(text[at : at + 100])):
         for tpb, bps in plan.find_shapes:
-            config = dataclasses.replace(plan.find_config, threads_per_block=tpb, blocks_per_sm=bps)
+            config = plan.find_config._replace(threads_per_block=tpb, blocks_per_sm=bps)
             row = {"m": len(pattern), "threads_per_block": tpb, "blocks_per_sm": bps,
                    "kernel_GBps": round(kernel_only(pattern, text[: 1 << 30], config), 2)}
             for streams in (1, 3):
-                rate, count = end_to_end(pattern, text, dataclasses.replace(config, streams=streams), plan.find_timed_chunk)
+                rate, count = end_to_end(pattern, text, config._replace(streams=streams), plan.find_timed_chunk)
                 row[f"end_to_end_{streams}_streams_GBps"] = round(rate, 2)
             rows.append(row)
             print(json.dumps(row), flush=True)

@@ -3,10 +3,13 @@ dispatchers; damaged or unwritable caches fall back to compiling; a kernel's exc
 dispatcher's; a second command never imports Numba; where the contract with Numba does not hold
 (another release, a helper or symbol missing) the JIT runs instead, with the same results."""
 
+import ctypes
 import importlib
+import mmap
 import os
 import subprocess
 import sys
+from array import array
 from pathlib import Path
 
 import numpy as np
@@ -57,6 +60,62 @@ def test_tuples_typed_scalars_floats_and_3d_arrays_are_the_dispatchers(cache, rn
             MIXED(bad, cube, np.uint8(1), np.int16(1), 1.0, out)
     with pytest.raises(TypeError, match="mixed"):  # a Python int is not a typed uint8
         MIXED((1, values), cube, 1, np.int16(1), 1.0, out)
+
+
+def test_buffers_other_than_numpy_arrays_are_the_dispatchers(cache, rng):
+    """Array arguments given as array.array, read-only memoryviews and maps (what `seqsift find`
+    passes over files, without numpy): the numpy arrays' results, written in place."""
+    values = rng.integers(-1000, 1000, 400)
+    expected_out = np.zeros(400, np.int64)
+    expected = QUOTIENT.dispatcher()(values, 7, expected_out)
+    read_only = memoryview(values.tobytes()).cast("q")
+    with mmap.mmap(-1, 8 * 400) as mapped:
+        for given, out in ((array("q", values.tolist()), array("q", bytes(8 * 400))),
+                           (read_only, memoryview(mapped).cast("q")),
+                           (array("i", values.tolist()), memoryview(bytearray(8 * 400)).cast("q"))):
+            got = QUOTIENT(given, 7, out)
+            written = np.frombuffer(out, np.int64).copy()
+            if isinstance(out, memoryview):
+                out.release()
+            assert got == expected and np.array_equal(written, expected_out)
+    for bad in (array("d", [1.0]), memoryview(values.tobytes()).cast("q")[::2], b"12345678", values.tolist()):
+        with pytest.raises(TypeError, match="quotient"):  # not int64 or int32, strided, bytes, a list
+            QUOTIENT(bad, 7, array("q", bytes(8)))
+
+
+def test_buffers_reach_the_jit_as_numpy_views(cache, monkeypatch, rng):
+    """SEQSIFT_PRECOMPILED=0 and a kernel's exception run the dispatcher: given buffers, it gets
+    numpy views of the same memory (the results land in the caller's buffer)."""
+    values = array("q", rng.integers(-1000, 1000, 50).tolist())
+    out = array("q", bytes(8 * 50))
+    with pytest.raises(ZeroDivisionError):
+        QUOTIENT(values, 0, out)
+    monkeypatch.setenv("SEQSIFT_PRECOMPILED", "0")
+    assert QUOTIENT(values, 3, out) == (sum(v // 3 for v in values), 50)
+    assert list(out) == [v // 3 for v in values]
+
+
+def test_numbas_helpers_are_loaded_only_once_a_kernel_calls_one(cache, fresh_loader):
+    """A kernel whose code only names NRT_MemInfo_call_dtor (QUOTIENT, as most engines' kernels)
+    links without Numba's helper modules, which import numpy (test_find_over_files_imports_no_numpy
+    checks a command); the forwarder bound in that helper's place loads them on its first call and
+    calls the real one; a kernel that allocates (MIXED) loads them before it is linked."""
+    QUOTIENT(np.arange(5), 2, np.zeros(5, np.int64))
+    _, _, needs = precompiled._cached_object(QUOTIENT.variants[0])
+    loader = precompiled._the_loader
+    assert needs == ["NRT_MemInfo_call_dtor"] and loader.helpers is None
+    forwarder = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(loader._forwarder("NRT_MemInfo_call_dtor"))
+    called = []
+    dtor_type = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p)
+    dtor = dtor_type(lambda data, size, info: called.append(size))
+    helpers = precompiled._extension("numba.core.runtime._nrt_python", loader.root / "core/runtime/_nrt_python")
+    meminfo = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_size_t, dtor_type)(helpers.c_helpers["MemInfo_alloc_dtor"])(64, dtor)
+    assert loader.helpers is None
+    forwarder(meminfo)  # the real NRT_MemInfo_call_dtor: our destructor, then the meminfo freed
+    assert called == [64] and loader.helpers is not None
+    MIXED((0, np.zeros(4, np.int32)), np.zeros((1, 1, 1), np.int16), np.uint8(0), np.int16(0), 1.0,
+          np.zeros(4, np.int64))
+    assert not MIXED.jit and not QUOTIENT.jit
 
 
 def test_a_kernels_exception_is_the_dispatchers(cache):
@@ -419,6 +478,30 @@ def test_a_command_imports_no_numba_once_the_kernels_are_built(command, tiny_inp
         assert run.stderr.endswith("numba not imported\n" if switch == "1" else "numba imported\n"), run.stderr
         outputs.append(run.stdout.encode() + (out.read_bytes() if "{out}" in TINY[command] else b""))
     assert outputs[0] == outputs[1] and outputs[0]
+
+
+def test_find_over_files_imports_no_numpy(tiny_inputs, built_cache):
+    """`seqsift find` over plain files on the CPU (packed small files, a mapped large one, a
+    walked tree; offsets and counts) imports neither numpy nor Numba once the kernels are built:
+    numpy's import is most of a command's start (docs/benchmarks.md, "Start-up"). Its output is
+    the JIT's (SEQSIFT_PRECOMPILED=0)."""
+    large = tiny_inputs / "large.txt"
+    if not large.exists():
+        large.write_bytes(b"xACGx" * 500_000)  # 2.5 MB: past PACK_FILE_MAX, mapped
+    script = ("import sys; from seqsift import cli; code = cli.main(sys.argv[1:]); sys.stdout.flush(); "
+              "sys.stderr.write(' '.join(m for m in ('numpy', 'numba') if m in sys.modules) + ' imported\\n')")
+    for argv in (["ACG", "tiny.txt", "large.txt"], ["-c", "ACG", "tiny.txt", "large.txt"], ["-r", "-c", "ACG", "."],
+                 ["-l", "ACGTT", "tiny.txt", "large.txt"]):
+        outputs = []
+        for switch in ("1", "0"):
+            env = dict(os.environ, SEQSIFT_CACHE_DIR=str(built_cache[0]), SEQSIFT_PRECOMPILED=switch)
+            run = subprocess.run([sys.executable, "-c", script, "find", "-q", *argv], env=env, capture_output=True,
+                                 text=True, timeout=600, cwd=tiny_inputs)
+            assert run.returncode in (0, 1), run.stderr
+            if switch == "1":  # neither named before " imported"
+                assert run.stderr == " imported\n", (argv, run.stderr)
+            outputs.append(run.stdout)
+        assert outputs[0] == outputs[1] and outputs[0], argv
 
 
 def test_the_construction_in_pieces_imports_no_numba(tiny_inputs, built_cache):

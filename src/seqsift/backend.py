@@ -6,17 +6,18 @@ import ctypes
 import functools
 import os
 import sys
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from seqsift.errors import BackendUnavailable, UsageError
 
 BACKENDS = ("auto", "cpu", "cuda")
 
 
-@dataclass(frozen=True)
-class GpuConfig:
+class GpuConfig(NamedTuple):
     """Launch and pipeline sizes of the GPU engines, one place for all of them; tests shrink them
-    to run under the simulator. Each engine reads the fields it launches with."""
+    to run under the simulator. Each engine reads the fields it launches with. A NamedTuple
+    (config._replace(streams=1) for a variant), not a dataclass: the dataclasses module imports
+    inspect, ~10 ms of every command's start (docs/benchmarks.md, "Start-up")."""
 
     threads_per_block: int = 256
     blocks_per_sm: int = 8  # find: blocks per multiprocessor

@@ -15,7 +15,6 @@ import os
 import signal
 import sys
 import threading
-import traceback
 
 from seqsift import __version__
 from seqsift.errors import SeqsiftError
@@ -125,6 +124,8 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_ERROR
     except Exception as exc:
         if getattr(args, "debug", False):
+            import traceback
+
             traceback.print_exc()
         else:
             sys.stderr.write(f"seqsift {args.command}: internal error: {exc!r} (run with --debug for details)\n")

@@ -48,12 +48,9 @@ import os
 import re
 import stat
 import sys
-import tempfile
 import threading
 import time
 from pathlib import Path
-
-import numpy as np
 
 _MAGIC = b"seqsift-precompiled 3\n"
 # The Numba and llvmlite releases (major.minor) whose internals the loader was checked against.
@@ -69,6 +66,7 @@ _NUMBA_SETTINGS = ("NUMBA_OPT", "NUMBA_CPU_NAME", "NUMBA_CPU_FEATURES", "NUMBA_B
 # kernel's dispatcher would have seen (numpy scalars of that type).
 _SCALARS = ("int64", "bool", "uint8", "int16", "float64")
 _lock = threading.Lock()
+_helpers_lock = threading.RLock()
 
 
 def enabled() -> bool:
@@ -93,6 +91,12 @@ def _fall_back(kernel: "Kernel", why: str) -> None:
 class Kernel:
     """A Numba kernel called with numpy arrays and Python scalars, as its dispatcher would be.
 
+    An array argument may also be any other C-contiguous buffer of the same element type
+    (array.array, bytes, bytearray, mmap, memoryview): a caller holding no numpy array (`seqsift
+    find` over files) then runs without importing numpy, whose import is most of a command's
+    start-up (docs/benchmarks.md, "Start-up"). Only the JIT (the fallback, or a kernel's error
+    raised again by its dispatcher) imports numpy, and is given numpy views of such buffers.
+
     Each signature is one word per argument: a scalar (int64, bool, uint8, int16, float64), a
     C-contiguous array "dtype[:]", "dtype[:,:]" or "dtype[:,:,:]", or a tuple of those,
     "(int64,uint8[:])" (no spaces); a call takes the first signature its arguments fit, and
@@ -114,34 +118,120 @@ class Kernel:
 
     def __call__(self, *args):
         if self.jit or not enabled():
-            return self.dispatcher()(*args)
-        variant = next((v for v in self.variants if v.fits(args)), None)
-        if variant is None:
-            raise TypeError(f"{self!r} has no signature for ({', '.join(_describe(a) for a in args)}); "
-                            f"it takes one of: {'; '.join(v.signature for v in self.variants)}")
-        try:
-            function = variant.function()
-        except Unavailable as exc:
-            _fall_back(self, str(exc))
-            self.jit = True
-            return self.dispatcher()(*args)
-        flat = []
-        for value, (_, ndim, word) in zip(_leaves(args, variant.args), variant.leaves):
-            if ndim:
-                flat.append(value.ctypes.data)
-                flat.extend(value.shape)
-            else:
-                flat.append(float(value) if word == "float64" else int(value))
-        status = np.zeros(1 + self.results, np.int64)
-        function(status.ctypes.data, *flat)
+            return self.dispatcher()(*_as_numpy(args))
+        with _Buffers() as buffers:
+            variant = next((v for v in self.variants if v.fits(args, buffers)), None)
+            if variant is None:
+                raise TypeError(f"{self!r} has no signature for ({', '.join(_describe(a) for a in args)}); "
+                                f"it takes one of: {'; '.join(v.signature for v in self.variants)}")
+            try:
+                function = variant.function()
+            except Unavailable as exc:
+                _fall_back(self, str(exc))
+                self.jit = True
+                return self.dispatcher()(*_as_numpy(args))
+            flat = []
+            for value, (_, ndim, word) in zip(_leaves(args, variant.args), variant.leaves):
+                if ndim:
+                    address, shape = buffers.get(value)
+                    flat.append(address)
+                    flat.extend(shape)
+                else:
+                    flat.append(float(value) if word == "float64" else int(value))
+            status = (ctypes.c_int64 * (1 + self.results))()
+            function(ctypes.addressof(status), *flat)
         if status[0]:  # the kernel raised: the dispatcher raises the same exception, with its message
-            self.dispatcher()(*args)
+            self.dispatcher()(*_as_numpy(args))
             raise RuntimeError(f"{self!r} failed in its precompiled form only")
         if self.results == 0:
             return None
         if self.results == 1:
             return int(status[1])
         return tuple(int(x) for x in status[1:])
+
+
+# The buffer formats (struct module codes, as memoryview and numpy give them) of each element type
+# an array argument may have; 'l' and 'L' are 8 bytes where C's long is.
+_FORMATS = {"uint8": "B", "int8": "b", "int16": "h", "uint16": "H", "int32": "i", "uint32": "I",
+            "int64": "q" + ("l" if ctypes.sizeof(ctypes.c_long) == 8 else ""),
+            "uint64": "Q" + ("L" if ctypes.sizeof(ctypes.c_long) == 8 else ""), "float32": "f", "float64": "d"}
+
+
+class _PyBuffer(ctypes.Structure):
+    """Python's Py_buffer (the buffer protocol's public C struct)."""
+
+    _fields_ = [("buf", ctypes.c_void_p), ("obj", ctypes.c_void_p), ("len", ctypes.c_ssize_t),
+                ("itemsize", ctypes.c_ssize_t), ("readonly", ctypes.c_int), ("ndim", ctypes.c_int),
+                ("format", ctypes.c_char_p), ("shape", ctypes.POINTER(ctypes.c_ssize_t)),
+                ("strides", ctypes.POINTER(ctypes.c_ssize_t)), ("suboffsets", ctypes.POINTER(ctypes.c_ssize_t)),
+                ("internal", ctypes.c_void_p)]
+
+
+_PyBUF_C_CONTIGUOUS_FORMAT = 0x0038 | 0x0004  # PyBUF_C_CONTIGUOUS | PyBUF_FORMAT
+_get_buffer = ctypes.pythonapi.PyObject_GetBuffer
+_get_buffer.argtypes = [ctypes.py_object, ctypes.POINTER(_PyBuffer), ctypes.c_int]
+_get_buffer.restype = ctypes.c_int
+_release_buffer = ctypes.pythonapi.PyBuffer_Release
+_release_buffer.argtypes = [ctypes.POINTER(_PyBuffer)]
+_release_buffer.restype = None
+
+
+class _Buffers:
+    """The array arguments of one kernel call, each held through the buffer protocol (as numpy
+    itself holds a buffer it views) from when its type is checked until the call has returned, so
+    none can be freed, resized or unmapped under the kernel; released on exit."""
+
+    def __init__(self):
+        self._held: dict[int, tuple] = {}
+
+    def __enter__(self) -> "_Buffers":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for view, _, _ in self._held.values():
+            _release_buffer(ctypes.byref(view))
+        self._held.clear()
+
+    def describe(self, value) -> tuple[str, tuple[int, ...]] | None:
+        """(format, shape) of a C-contiguous buffer; None for a value that is not one."""
+        held = self._held.get(id(value))
+        if held is None:
+            if isinstance(value, (int, float, tuple, str)):
+                return None
+            view = _PyBuffer()
+            try:
+                _get_buffer(value, ctypes.byref(view), _PyBUF_C_CONTIGUOUS_FORMAT)
+            except (BufferError, TypeError, ValueError):
+                return None
+            shape = tuple(view.shape[d] for d in range(view.ndim))
+            fmt = (view.format or b"B").decode().lstrip("@=<")
+            held = self._held[id(value)] = (view, fmt, shape)
+        _, fmt, shape = held
+        return fmt, shape
+
+    def get(self, value) -> tuple[int, tuple[int, ...]]:
+        """(address, shape) of a buffer describe() accepted."""
+        view, _, shape = self._held[id(value)]
+        return view.buf or 0, shape
+
+
+def _as_numpy(args) -> tuple:
+    """The arguments as the dispatcher takes them: buffers that are not numpy arrays become numpy
+    views of the same memory (read-only ones stay read-only), tuples element by element."""
+    import numpy as np
+
+    def convert(value):
+        if isinstance(value, tuple):
+            return tuple(convert(v) for v in value)
+        if isinstance(value, (int, float, str, np.ndarray, np.generic)):
+            return value
+        try:
+            view = memoryview(value)
+        except TypeError:  # no buffer: the dispatcher says what it makes of it
+            return value
+        return np.frombuffer(view, view.format).reshape(view.shape) if view.nbytes else np.empty(view.shape, view.format)
+
+    return tuple(convert(a) for a in args)
 
 
 class _Variant:
@@ -153,8 +243,12 @@ class _Variant:
         self.leaves = list(_leaves(self.args, self.args))
         self._function = None
 
-    def fits(self, args) -> bool:
-        return _fits(args, self.args)
+    def fits(self, args, buffers: "_Buffers | None" = None) -> bool:
+        """Whether the arguments fit this signature; buffers: the call's, holding what is checked."""
+        if buffers is None:
+            with _Buffers() as held:
+                return _fits(args, self.args, held)
+        return _fits(args, self.args, buffers)
 
     def function(self):
         if self._function is None:
@@ -170,26 +264,27 @@ class _Variant:
         return self._function
 
 
-def _fits(args, kinds) -> bool:
+def _fits(args, kinds, buffers: _Buffers) -> bool:
     if len(args) != len(kinds):
         return False
+    np = sys.modules.get("numpy")  # a numpy scalar exists only where numpy was imported
     for value, kind in zip(args, kinds):
         if isinstance(kind, list):
-            if not (isinstance(value, tuple) and _fits(value, kind)):
+            if not (isinstance(value, tuple) and _fits(value, kind, buffers)):
                 return False
             continue
         dtype, ndim, word = kind
         if ndim:
-            if not (isinstance(value, np.ndarray) and value.dtype == dtype and value.ndim == ndim
-                    and value.flags.c_contiguous):
+            described = buffers.describe(value)
+            if described is None or described[0] not in _FORMATS.get(dtype, "") or len(described[1]) != ndim:
                 return False
         elif word == "float64":
-            if not isinstance(value, (float, np.floating)):
+            if not isinstance(value, float) and not (np and isinstance(value, np.floating)):
                 return False
         elif word in ("int64", "bool"):
-            if not isinstance(value, (int, np.integer, np.bool_)):
+            if not isinstance(value, int) and not (np and isinstance(value, (np.integer, np.bool_))):
                 return False
-        elif not (isinstance(value, np.generic) and value.dtype == np.dtype(word)):  # a typed scalar: its type
+        elif not (np and isinstance(value, np.generic) and value.dtype == np.dtype(word)):  # a typed scalar: its type
             return False
     return True
 
@@ -204,12 +299,16 @@ def _leaves(values, kinds):
 
 
 def _describe(value) -> str:
-    if isinstance(value, np.ndarray):
+    np = sys.modules.get("numpy")
+    if np and isinstance(value, np.ndarray):
         return f"{value.dtype}[{','.join(':' * value.ndim)}]{'' if value.flags.c_contiguous else ' (strided)'}"
     if isinstance(value, tuple):
         return f"({','.join(_describe(v) for v in value)})"
-    if isinstance(value, np.generic):
+    if np and isinstance(value, np.generic):
         return str(value.dtype)
+    if isinstance(value, (bytes, bytearray, memoryview)) or type(value).__name__ in ("array", "mmap"):
+        view = memoryview(value)
+        return f"{type(value).__name__} of {view.format!r}[{','.join(':' * view.ndim)}]"
     return type(value).__name__
 
 
@@ -225,7 +324,9 @@ def _parse_arg(word: str):
         dtype, dims = word.split("[", 1)
         if dims not in (":]", ":,:]", ":,:,:]"):
             raise ValueError(f"unsupported array argument {word!r}")
-        return np.dtype(dtype), dims.count(":"), word
+        if dtype not in _FORMATS:
+            raise ValueError(f"unsupported array element type {dtype!r}")
+        return dtype, dims.count(":"), word
     if word not in _SCALARS:
         raise ValueError(f"unsupported scalar argument {word!r}")
     return None, 0, word
@@ -264,13 +365,14 @@ def _wrapper_source(variant: _Variant) -> str:
 def _compile(variant: _Variant) -> tuple[str, bytes, list[str]]:
     """(symbol, object code, outside symbols it calls) of the kernel's C-callable wrapper,
     compiled by Numba."""
+    import numpy as np
     from numba import carray, cfunc, from_dtype, types
 
     kernel = variant.kernel
     c_args = [types.CPointer(types.int64)]
     for dtype, ndim, word in variant.leaves:
         scalar = types.float64 if word == "float64" else types.int64
-        c_args += [types.CPointer(from_dtype(dtype))] + [types.int64] * ndim if ndim else [scalar]
+        c_args += [types.CPointer(from_dtype(np.dtype(dtype)))] + [types.int64] * ndim if ndim else [scalar]
     namespace = {"carray": carray, "kernel": kernel.dispatcher(), "np": np}
     source = _wrapper_source(variant)
     exec(compile(source, f"<precompiled {kernel.module}.{kernel.name}>", "exec"), namespace)
@@ -305,15 +407,30 @@ _sources = None
 
 
 def sources_digest() -> bytes:
-    """SHA-256 over every seqsift source file, names included (~12 ms, once a process)."""
+    """SHA-256 over every seqsift source file, names (relative, '/'-separated) included, in the
+    order of their names (~3 ms, once a process: os.scandir and plain reads, where pathlib's
+    rglob and read_bytes took ~10)."""
     global _sources
     if _sources is None:
         h = hashlib.sha256()
-        package = Path(__file__).parent
-        for path in sorted(package.rglob("*.py")):
-            h.update(str(path.relative_to(package)).encode() + b"\0" + path.read_bytes() + b"\0")
+        package = os.path.dirname(os.path.abspath(__file__))
+        for name in sorted(_source_names(package, "")):
+            with open(os.path.join(package, name), "rb") as f:
+                h.update(name.encode() + b"\0" + f.read() + b"\0")
         _sources = h.digest()
     return _sources
+
+
+def _source_names(top: str, prefix: str) -> list[str]:
+    """The .py files under top, as paths relative to it ('/'-separated after prefix)."""
+    names = []
+    with os.scandir(top) as entries:
+        for entry in entries:
+            if entry.name.endswith(".py") and entry.is_file():
+                names.append(prefix + entry.name)
+            elif entry.is_dir(follow_symlinks=False) and entry.name != "__pycache__":
+                names += _source_names(entry.path, f"{prefix}{entry.name}/")
+    return names
 
 
 def _cache_key() -> str:
@@ -521,6 +638,8 @@ def _write(path: Path, identity: str, symbol: str, code: bytes, needs: list[str]
     header = json.dumps({"kernel": identity, "symbol": symbol, "sha256": hashlib.sha256(code).hexdigest(),
                          "needs": needs}).encode()
     try:
+        import tempfile
+
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
     except OSError:
         return
@@ -672,21 +791,30 @@ class _LLVM:
         return self._function_address(engine, symbol.encode())
 
 
+# Helpers that most kernels' code names without calling them on the arguments seqsift passes
+# (NRT_MemInfo_call_dtor: a reference count reaching zero, where every array argument is a view
+# with no owner to count), and their C prototypes. Until a kernel needs any other helper, each is
+# bound to a forwarder that loads Numba's helper modules on its first call and calls the real one:
+# those modules import numpy as they load (~0.06-0.1 s), which a search over files never pays.
+_FORWARDED = {"NRT_MemInfo_call_dtor": ctypes.CFUNCTYPE(None, ctypes.c_void_p)}
+
+
 class _Loader:
     """LLVM's JIT with the C helpers Numba's code calls: its runtime (allocation) and helper
-    library, loaded from Numba's extension files without importing the numba package."""
+    library, loaded from Numba's extension files without importing the numba package, the first
+    time a kernel calls one (_FORWARDED)."""
 
     def __init__(self):
-        root = check_contract()
+        self.root = root = check_contract()
+        for name, stem, _ in HELPER_MODULES:  # there, though loaded only once needed
+            if name not in sys.modules and not any(Path(f"{root / stem}{suffix}").is_file()
+                                                   for suffix in importlib.machinery.EXTENSION_SUFFIXES):
+                raise Unavailable(f"{name} is not at {root / stem}.*")
         self.llvm = ll = _LLVM()
         ll.initialize_native_target()
         ll.initialize_native_asmprinter()
-        for name, stem, prefix in HELPER_MODULES:
-            helpers = getattr(_extension(name, root / stem), "c_helpers", None)
-            if not isinstance(helpers, dict) or not helpers:
-                raise Unavailable(f"{name} has no c_helpers table")
-            for py_name, address in helpers.items():
-                ll.add_symbol(py_name if prefix == "NRT_" and py_name.startswith("_") else prefix + py_name, address)
+        self.helpers: dict[str, int] | None = None  # symbol -> address, once the helper modules are loaded
+        self._forwarders: dict[str, object] = {}  # the ctypes callbacks bound, kept alive
         # What Numba's JIT adds besides (numba.core.base._load_global_helpers): Py_None's C name and
         # every built-in exception class, each standing for the object itself (an error path's raise).
         ll.add_symbol("_Py_NoneStruct", id(None))
@@ -703,11 +831,48 @@ class _Loader:
         # first JIT made makes the process's own symbols (the C library, Python's C API) searchable.
         self.engines = [ll.engine(self.machine)]
 
+    def load_helpers(self) -> dict[str, int]:
+        """Numba's helper modules loaded (importing numpy) and their functions made known to LLVM."""
+        with _helpers_lock:
+            if self.helpers is None:
+                helpers = {}
+                for name, stem, prefix in HELPER_MODULES:
+                    table = getattr(_extension(name, self.root / stem), "c_helpers", None)
+                    if not isinstance(table, dict) or not table:
+                        raise Unavailable(f"{name} has no c_helpers table")
+                    for py_name, address in table.items():
+                        helpers[py_name if prefix == "NRT_" and py_name.startswith("_") else prefix + py_name] = address
+                for name, address in helpers.items():
+                    self.llvm.add_symbol(name, address)
+                self.helpers = helpers
+        return self.helpers
+
+    def _forwarder(self, name: str) -> int:
+        """The address of a C function standing for helper `name` (_FORWARDED): it loads the
+        helpers on its first call, then calls the real one."""
+        prototype = _FORWARDED[name]
+        real = []
+
+        def forward(*args):
+            if not real:
+                real.append(prototype(self.load_helpers()[name]))
+            return real[0](*args)
+
+        self._forwarders[name] = callback = prototype(forward)
+        return ctypes.cast(callback, ctypes.c_void_p).value
+
     def load(self, code: bytes, symbol: str, needs: list[str]) -> int:
         """The address of `symbol` in the object code, once every symbol it needs from outside
         is found (an unresolved one would abort the process inside LLVM)."""
         ll = self.llvm
         missing = [name for name in needs if not ll.address_of_symbol(name)]
+        if missing and self.helpers is None:
+            if all(name in _FORWARDED for name in missing):
+                for name in missing:
+                    ll.add_symbol(name, self._forwarder(name))
+            else:
+                self.load_helpers()
+            missing = [name for name in needs if not ll.address_of_symbol(name)]
         if missing:
             raise Unavailable(f"the compiled code calls {', '.join(missing)}, which this process lacks")
         engine = ll.engine(self.machine)

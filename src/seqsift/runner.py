@@ -22,8 +22,7 @@ import itertools
 import os
 import threading
 from collections import deque
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, NamedTuple
 
 if TYPE_CHECKING:
     from concurrent.futures import ThreadPoolExecutor
@@ -101,8 +100,7 @@ def cuts(lo: int, hi: int, parts: int, step: int = 1) -> list[tuple[int, int]]:
 
 
 # -- a job per part -------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Work:
+class Work(NamedTuple):
     """An engine's job on every part: run(value, part), run a module-level function so a Dask
     worker can run it too. local(): the object every part needs, made here (an index, a
     database, a compiled job), called only for a run on this machine's threads; share(client):

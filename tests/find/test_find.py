@@ -4,6 +4,7 @@ launch shapes and streams are tested in test_gpu.py beside this file)."""
 
 import gzip
 import io
+from array import array
 
 import numpy as np
 import pytest
@@ -142,11 +143,11 @@ def test_probe_count_follows_the_bytes_rarity():
     binary = rng.integers(0, 256, 1 << 16).astype(np.uint8)
     dna = np.frombuffer(b"ACGT", np.uint8)[rng.integers(0, 4, 1 << 16)]
     protein = np.frombuffer(b"ACDEFGHIKLMNPQRSTVWY", np.uint8)[rng.integers(0, 20, 1 << 16)]
-    assert choose_probes(bytes(binary[100:120]), binary).size == 2
-    assert choose_probes(bytes(dna[100:120]), dna).size == 6
-    assert choose_probes(bytes(protein[100:120]), protein).size == 4
-    assert choose_probes(b"AC", dna).size == 2 and set(choose_probes(b"AC", dna)) == {0, 1}
-    assert choose_probes(b"GATTACA", None).size == 2  # no sample: every byte 1/256
+    assert len(choose_probes(bytes(binary[100:120]), binary)) == 2
+    assert len(choose_probes(bytes(dna[100:120]), dna)) == 6
+    assert len(choose_probes(bytes(protein[100:120]), protein)) == 4
+    assert len(choose_probes(b"AC", dna)) == 2 and set(choose_probes(b"AC", dna)) == {0, 1}
+    assert len(choose_probes(b"GATTACA", None)) == 2  # no sample: every byte 1/256
 
 
 def test_partition_covers_every_start_once():
@@ -161,6 +162,9 @@ def test_partition_covers_every_start_once():
             assert np.all(lo >= los[first : first + lo.size]) and np.all(hi <= his[first : first + hi.size])
         sizes = [int((hi - lo).sum()) for _, lo, hi in items]
         assert max(sizes) - min(sizes) <= 1 or parts == 1
+        # the ranges of a file search come as int64 array.array (no numpy): the same items
+        plain = partition(array("q", los.tolist()), array("q", his.tolist()), parts)
+        assert [(f, list(lo), list(hi)) for f, lo, hi in plain] == [(f, lo.tolist(), hi.tolist()) for f, lo, hi in items]
 
 
 @pytest.mark.parametrize("m", [20, 1000])

@@ -106,8 +106,8 @@ class GpuSearcher:
             raise ValueError(f"threads_per_block must be 1..{MAX_THREADS_PER_BLOCK}")
         self.plan = plan
         self.config = config
-        self.pattern = cuda.to_device(plan.pattern)
-        self.fail = cuda.to_device(plan.fail)
+        self.pattern = cuda.to_device(np.frombuffer(plan.pattern, np.uint8))
+        self.fail = cuda.to_device(np.frombuffer(plan.fail, np.int32))
         sms = getattr(cuda.get_current_device(), "MULTIPROCESSOR_COUNT", None) or config.fallback_sms
         self.blocks = int(sms) * config.blocks_per_sm
         self.work_items = self.blocks * config.threads_per_block

@@ -1,49 +1,62 @@
 """Public exact-search API: validate, encode, dispatch to a backend, wrap the results.
 
 `FindJob` is the one place that turns a pattern and a source into per-chunk
-results; the Python functions below and the CLI both go through it.
+results; the Python functions below and the CLI both go through it. Files searched on the CPU
+(mapped, packed or read whole) go from buffer to kernel without numpy (precompiled.Kernel takes
+any buffer), so `seqsift find` over files does not pay numpy's import (docs/benchmarks.md,
+"Start-up"); numpy is imported where the data or the results are numpy arrays (in-memory
+sources, records, the GPU, positions past the first chunk of a file).
 """
 
 from __future__ import annotations
 
 import contextlib
 import io
+import mmap
 import os
 import sys
-from dataclasses import dataclass
-from typing import BinaryIO, Callable, Iterator, Union
-
-import numpy as np
+from bisect import bisect_left
+from typing import TYPE_CHECKING, BinaryIO, Callable, Iterator, Union
 
 from seqsift import backend as backends
 from seqsift.errors import InputError, UsageError
 from seqsift.find import DEFAULT_CHUNK_SIZE
-from seqsift.find.plan import SearchPlan, make_plan, reverse_complement
-from seqsift.io.chunks import ArrayStream, ChunkReader, iter_chunks
-from seqsift.io.fastx import FOLD, SequenceBatch, read_batches
+from seqsift.find.cpu import concatenated, int64s
+from seqsift.find.plan import SAMPLE_BYTES, SearchPlan, make_plan, reverse_complement
 from seqsift.io.mapped import MappedFile, open_mapped
 from seqsift.io.openers import STDIN, display_name, open_binary, open_regular_fd, stdin_file
 from seqsift.io.pack import Filled, PackedObject, Packer, regular_size
 
-SAMPLE_BYTES = 1 << 20
+if TYPE_CHECKING:
+    from array import array
+
+    import numpy as np
+
+    from seqsift.io.chunks import ChunkReader
+    from seqsift.io.fastx import SequenceBatch
+
 # Files up to this size are searched packed together (io.pack); larger ones are mapped or stream alone.
 PACK_FILE_MAX = 1 << 20
 # The buffer they are packed into: every page of a fresh buffer costs a fault and the kernel's
 # zeroing, once a process, so it stays small (62 MB of small files, one thread, 2026-12-01:
 # 0.104 s CPU through a fresh 64 MiB buffer, 0.055 s through 4 MiB; 0.046 s either way reused).
 PACK_BUFFER = 4 << 20
-Source = Union[bytes, bytearray, memoryview, np.ndarray, str, os.PathLike, BinaryIO]
+Source = Union[bytes, bytearray, memoryview, "np.ndarray", str, os.PathLike, BinaryIO]
 Progress = Callable[[int], None]
-_LOWER = np.frombuffer(bytes(range(256)).lower(), np.uint8)  # ASCII A-Z to a-z, every other byte as it is
+_LOWER = bytes(range(256)).lower()  # ASCII A-Z to a-z, every other byte as it is
+# Positions shifted by a chunk's base in Python up to this many, by numpy past it.
+_SHIFT_IN_PYTHON = 4096
 
 
-@dataclass(frozen=True)
 class RecordHits:
-    """Occurrences in FASTA/FASTQ records: record name, 0-based leftmost forward position, strand."""
+    """Occurrences in FASTA/FASTQ records: record name (an object array of str), 0-based leftmost
+    forward position (int64), strand ('<U1', '+' or '-'). A plain class: the dataclasses module
+    imports inspect, ~10 ms of every command's start (docs/benchmarks.md, "Start-up")."""
 
-    record: np.ndarray  # object array of str
-    position: np.ndarray  # int64
-    strand: np.ndarray  # '<U1', '+' or '-'
+    __slots__ = ("record", "position", "strand")
+
+    def __init__(self, record: np.ndarray, position: np.ndarray, strand: np.ndarray):
+        self.record, self.position, self.strand = record, position, strand
 
     def __len__(self) -> int:
         return int(self.position.size)
@@ -53,6 +66,8 @@ class RecordHits:
 
     @staticmethod
     def concat(parts: list["RecordHits"]) -> "RecordHits":
+        import numpy as np
+
         if not parts:
             return RecordHits(np.empty(0, object), np.empty(0, np.int64), np.empty(0, "<U1"))
         return RecordHits(*(np.concatenate([getattr(p, f) for p in parts]) for f in ("record", "position", "strand")))
@@ -79,6 +94,8 @@ def as_pattern(pattern: bytes | bytearray | memoryview | str, hex: bool = False)
 
 def sequence_pattern(pattern: bytes) -> bytes:
     """Upper-case a pattern for record search; only sequence letters, '*' and '-' may match there."""
+    from seqsift.io.fastx import FOLD
+
     folded = pattern.translate(FOLD)
     bad = next((chr(pattern[i]) for i, c in enumerate(folded) if c == 0 or c in b"\r\n \t"), None)
     if bad is not None:
@@ -88,6 +105,10 @@ def sequence_pattern(pattern: bytes) -> bytes:
 
 def memory_view(source: Source) -> np.ndarray | None:
     """A zero-copy uint8 view of an in-memory source, or None for paths and streams."""
+    if isinstance(source, (str, os.PathLike)) or hasattr(source, "read"):
+        return None
+    import numpy as np
+
     if isinstance(source, np.ndarray):
         if source.dtype != np.uint8 or source.ndim != 1:
             raise UsageError(f"an array source must be 1-D uint8, not {source.ndim}-D {source.dtype}")
@@ -127,8 +148,8 @@ class FindJob:
         self._buffers: list[np.ndarray] | None = None  # streaming buffers, reused file after file
         self._cpu_searchers: dict = {}
         self._gpu_searchers: dict = {}
-        self._pack: np.ndarray | None = None  # the buffer small files are packed into
-        self._whole: np.ndarray | None = None  # the buffer a file of up to chunk_size is read into
+        self._pack: mmap.mmap | None = None  # the buffer small files are packed into
+        self._whole: mmap.mmap | None = None  # the buffer a file of up to chunk_size is read into
 
     def close(self) -> None:
         """Nothing to release today (threads come from runner's process pool); kept so a job is a
@@ -141,8 +162,9 @@ class FindJob:
         self.close()
 
     # -- raw bytes ---------------------------------------------------------------------------
-    def offsets(self, source: Source, count_only: bool, progress: Progress | None = None) -> Iterator[np.ndarray | int]:
-        """Per chunk, in order: the absolute offsets of matches (int64 array), or their count."""
+    def offsets(self, source: Source, count_only: bool, progress: Progress | None = None) -> Iterator[array | int]:
+        """Per chunk, in order: the absolute offsets of matches (an int64 buffer: array.array on
+        the CPU, a numpy array on the GPU), or their count."""
         m = len(self.pattern)
         data = memory_view(source)
         if self.backend == "cuda":
@@ -152,20 +174,21 @@ class FindJob:
         searcher = None
         for base, chunk in self._cpu_chunks(source, data):
             if self.ignore_case:
-                chunk = _LOWER[chunk]
+                chunk = bytes(chunk).translate(_LOWER)
             if searcher is None:
                 searcher = self._cpu_searcher(self._plan(self.pattern, chunk))
-            los, his = _whole_chunk(chunk.size, m)
+            size = len(chunk)
+            los, his = _whole_chunk(size, m)
             if count_only:
                 yield searcher.count(chunk, los, his)
             else:
-                yield searcher.positions(chunk, los, his) + base
+                yield _shifted(searcher.positions(chunk, los, his), base)
             if progress:
-                progress(max(chunk.size - (m - 1), 0) if base else chunk.size)
+                progress(max(size - (m - 1), 0) if base else size)
 
     def search_files(
         self, paths: list[str], count_only: bool, progress: Progress | None = None, regular: bool = False
-    ) -> Iterator[tuple[str, Iterator[np.ndarray | int]]]:
+    ) -> Iterator[tuple[str, Iterator[array | int]]]:
         """(path, its results) per path, in order; each result iterator is what offsets() would
         yield and must be consumed before the next path. On the CPU, files of at most PACK_FILE_MAX
         bytes are packed into one buffer and searched together. regular=True says the paths are
@@ -189,10 +212,11 @@ class FindJob:
             yield path, self.offsets(path, count_only, progress)
         yield from self._search_packed(small, count_only, progress)
 
-    def _pack_buffer(self) -> np.ndarray:
-        """The job's buffer that search_files packs small files into."""
+    def _pack_buffer(self) -> mmap.mmap:
+        """The job's buffer that search_files packs small files into (an anonymous map: its pages
+        are touched only once filled)."""
         if self._pack is None:
-            self._pack = np.empty(min(self.chunk_size, max(PACK_BUFFER, 4 * len(self.pattern))), np.uint8)
+            self._pack = mmap.mmap(-1, min(self.chunk_size, max(PACK_BUFFER, 4 * len(self.pattern))))
         return self._pack
 
     def _search_opened(self, paths: list[str], count_only: bool, progress: Progress | None):
@@ -242,7 +266,7 @@ class FindJob:
         m = len(self.pattern)
         buffer = self._pack_buffer()
         objects = paths if not isinstance(paths, list) else (PackedObject(k, p, p, size=n) for k, (p, n) in enumerate(paths))
-        packer = Packer(objects, buffer.size, m - 1)
+        packer = Packer(objects, len(buffer), m - 1)
         parts: list = []
         try:
             while (filled := packer.fill(buffer)) is not None:
@@ -251,7 +275,7 @@ class FindJob:
                     if segment.last:
                         if segment.obj.error:
                             raise InputError(display_name(segment.obj.path), segment.obj.error)
-                        joined = sum(parts) if count_only else np.concatenate(parts)
+                        joined = sum(parts) if count_only else concatenated(parts)
                         parts = []
                         yield segment.obj.path, iter([joined])
                 if progress:
@@ -262,24 +286,26 @@ class FindJob:
     def _search_filled(self, filled: Filled, count_only: bool) -> list:
         """Per segment of a packed buffer: its match count, or the file offsets of its matches."""
         m = len(self.pattern)
-        text = filled.buffer[: filled.n]
-        if self.ignore_case:
-            text = _LOWER[text]
-        searcher = self._cpu_searcher(self._plan(self.pattern, text))
-        starts, ends = filled.bounds()
-        his = ends - m + 1
-        keep = np.flatnonzero(his > starts)
-        if count_only:
-            counts = np.zeros(starts.size, np.int64)
-            counts[keep] = searcher.count_ranges(text, starts[keep], his[keep])
-            return [int(c) for c in counts]
-        found = searcher.positions(text, starts[keep], his[keep])
-        cuts = np.searchsorted(found, starts)
-        ends = np.append(cuts[1:], found.size)
-        shift = np.asarray([s.file_offset - s.lo for s in filled.segments], np.int64)
-        return [found[a:b] + d for a, b, d in zip(cuts, ends, shift)]
+        with memoryview(filled.buffer) as whole:
+            text = whole[: filled.n]
+            if self.ignore_case:
+                text = bytes(text).translate(_LOWER)
+            searcher = self._cpu_searcher(self._plan(self.pattern, text))
+            starts = [s.lo for s in filled.segments]
+            his = [s.hi - m + 1 for s in filled.segments]
+            keep = [k for k, (lo, hi) in enumerate(zip(starts, his)) if hi > lo]
+            los, his = int64s(starts[k] for k in keep), int64s(his[k] for k in keep)
+            if count_only:
+                counts = [0] * len(starts)
+                for k, c in zip(keep, searcher.count_ranges(text, los, his)):
+                    counts[k] = c
+                return counts
+            found = searcher.positions(text, los, his)
+        cuts = [bisect_left(found, lo) for lo in starts]
+        ends = cuts[1:] + [len(found)]
+        return [_shifted(found[a:b], s.file_offset - s.lo) for a, b, s in zip(cuts, ends, filled.segments)]
 
-    def _cpu_chunks(self, source: Source, data: np.ndarray | None) -> Iterator[tuple[int, np.ndarray]]:
+    def _cpu_chunks(self, source: Source, data: np.ndarray | None) -> Iterator[tuple[int, np.ndarray | memoryview]]:
         if data is not None:  # in memory: chunks are views, nothing is copied
             step = self.chunk_size
             for base in range(0, max(data.size - len(self.pattern) + 1, 1), step):
@@ -298,35 +324,43 @@ class FindJob:
             packer = Packer(iter([PackedObject(0, path, path)]), self.chunk_size, 0)
             try:
                 if self._whole is None:
-                    self._whole = np.empty(self.chunk_size, np.uint8)
+                    self._whole = mmap.mmap(-1, self.chunk_size)
                 filled = packer.fill(self._whole)
                 whole = filled is not None and filled.segments[-1].last and not filled.segments[-1].obj.error
             finally:
                 packer.close()
             if whole:  # else it grew, or a read failed: the reader below says so
-                yield 0, filled.buffer[: filled.n]
+                with memoryview(filled.buffer) as view:
+                    yield 0, view[: filled.n]
                 return
         with self._reader(source, None) as reader:
             yield from self._streamed(reader)
 
     def _streamed(self, reader: ChunkReader) -> Iterator[tuple[int, np.ndarray]]:
         """The reader's chunks through the job's two streaming buffers, reused file after file."""
+        import numpy as np
+
+        from seqsift.io.chunks import iter_chunks
+
         if self._buffers is None or self._buffers[0].size != reader.buffer_size:
             self._buffers = [np.empty(reader.buffer_size, np.uint8) for _ in range(2)]
         yield from iter_chunks(reader, buffers=self._buffers)
 
-    def _mapped_chunks(self, path: str | os.PathLike, mapped: MappedFile) -> Iterator[tuple[int, np.ndarray]]:
+    def _mapped_chunks(self, path: str | os.PathLike, mapped: MappedFile) -> Iterator[tuple[int, memoryview]]:
         """Chunks of a memory-mapped file as views of the map (io.mapped), laid out as those of
         an in-memory source; if a writer starts waiting on the file, the map is given up before
-        the next chunk and the rest is read from the file (what a file changing while read gives)."""
+        the next chunk and the rest is read from the file (what a file changing while read gives).
+        Every view is released before the map is closed, so none can read it after."""
         m, step = len(self.pattern), self.chunk_size
         with mapped:
-            for base in range(0, max(mapped.size - m + 1, 1), step):
-                if not mapped.intact:
-                    break
-                yield base, mapped.data[base : base + step + m - 1]
-            else:
-                return
+            with memoryview(mapped.memory) as whole:
+                for base in range(0, max(mapped.size - m + 1, 1), step):
+                    if not mapped.intact:
+                        break
+                    with whole[base : base + step + m - 1] as chunk:
+                        yield base, chunk
+                else:
+                    return
         with self._reader(path, None, offset=base) as reader:
             yield from self._streamed(reader)
 
@@ -334,6 +368,8 @@ class FindJob:
     def _reader(self, source: Source, data: np.ndarray | None, offset: int = 0) -> Iterator[ChunkReader]:
         """A ChunkReader over any source; a file opened here from a path is closed after. With an
         offset (a path only), the file is read from there on."""
+        from seqsift.io.chunks import ArrayStream, ChunkReader
+
         overlap = len(self.pattern) - 1
         if data is not None:
             yield ChunkReader(ArrayStream(data), self.chunk_size, overlap, "(memory)")
@@ -354,11 +390,15 @@ class FindJob:
             raise UsageError(f"cannot search a {type(source).__name__}: give bytes, a numpy uint8 array, a path or a binary file")
 
     def _gpu_offsets(self, reader: ChunkReader, count_only: bool, progress: Progress | None):
+        import numpy as np
+
         searcher = self._gpu_searcher(self._plan(self.pattern, None))
+        lower = np.frombuffer(_LOWER, np.uint8)
+
         def folded(host: np.ndarray):  # -i: each chunk lower-cased in the host buffer before it is sent
             got = reader.fill(host)
             if got is not None:
-                np.take(_LOWER, host[: got[1]], out=host[: got[1]])
+                np.take(lower, host[: got[1]], out=host[: got[1]])
             return got
 
         fill = folded if self.ignore_case else reader.fill
@@ -372,6 +412,8 @@ class FindJob:
         self, source: str | os.PathLike, revcomp: bool, count_only: bool, progress: Progress | None = None
     ) -> Iterator[RecordHits | int]:
         """Per batch of records, in order: RecordHits sorted by record, position, strand; or a count."""
+        from seqsift.io.fastx import read_batches
+
         m = len(sequence_pattern(self.pattern))
         for batch in read_batches(source, self.chunk_size, overlap=m - 1):
             yield self.batch_hits(batch, revcomp, count_only)
@@ -401,11 +443,15 @@ class FindJob:
         """The plan for pattern, made once per job: its probe bytes are chosen by their rarity
         at the start of the first data searched."""
         if pattern not in self._plans:
-            self._plans[pattern] = make_plan(pattern, None if data is None else data[:SAMPLE_BYTES])
+            self._plans[pattern] = make_plan(pattern, None if data is None else memoryview(data)[:SAMPLE_BYTES])
         return self._plans[pattern]
 
     def _record_searcher(self, plan: SearchPlan):
         """A function (batch, m, count_only) -> count or flat positions of matches inside pieces."""
+        import numpy as np
+
+        from seqsift.io.chunks import ArrayStream, ChunkReader
+
         if self.backend == "cuda":
             gpu = self._gpu_searcher(plan)
 
@@ -423,7 +469,9 @@ class FindJob:
             los, his = batch.bounds[:-1], _piece_ends(batch, m, longest)
             keep = his > los
             los, his = los[keep], his[keep]
-            return cpu.count(batch.seq, los, his) if count_only else cpu.positions(batch.seq, los, his)
+            if count_only:
+                return cpu.count(batch.seq, los, his)
+            return np.frombuffer(cpu.positions(batch.seq, los, his), np.int64)
 
         return search_cpu
 
@@ -431,7 +479,7 @@ class FindJob:
         """One CpuSearcher per pattern for the whole job (many small files stay cheap)."""
         from seqsift.find.cpu import CpuSearcher
 
-        key = plan.pattern.tobytes()
+        key = plan.pattern
         if key not in self._cpu_searchers:
             self._cpu_searchers[key] = CpuSearcher(plan, self.threads)
         return self._cpu_searchers[key]
@@ -441,7 +489,7 @@ class FindJob:
         from seqsift.backend import GpuConfig
         from seqsift.find._gpu import GpuSearcher
 
-        key = plan.pattern.tobytes()
+        key = plan.pattern
         if key not in self._gpu_searchers:
             self._gpu_searchers[key] = GpuSearcher(plan, self.gpu_config or GpuConfig())
         return self._gpu_searchers[key]
@@ -453,10 +501,26 @@ def _gpu_max_pattern() -> int:
     return MAX_PATTERN
 
 
-def _whole_chunk(n: int, m: int) -> tuple[np.ndarray, np.ndarray]:
+def _whole_chunk(n: int, m: int) -> tuple[array, array]:
     if n < m:
-        return np.empty(0, np.int64), np.empty(0, np.int64)
-    return np.zeros(1, np.int64), np.array([n - m + 1], np.int64)
+        return int64s(), int64s()
+    return int64s([0]), int64s([n - m + 1])
+
+
+def _shifted(found: array, base: int) -> array:
+    """found (an int64 array.array of its own) with base added to every position, in place: in
+    Python for a few, through a numpy view of the same memory for many."""
+    if not base or not found:
+        return found
+    if len(found) <= _SHIFT_IN_PYTHON:
+        for k in range(len(found)):
+            found[k] += base
+        return found
+    import numpy as np
+
+    view = np.frombuffer(found, np.int64)
+    view += base
+    return found
 
 
 def _piece_ends(batch: SequenceBatch, m: int, longest: int) -> np.ndarray:
@@ -473,6 +537,8 @@ def _piece_ends(batch: SequenceBatch, m: int, longest: int) -> np.ndarray:
 def _record_hits(batch: SequenceBatch, found: list[tuple[str, np.ndarray, int]]) -> tuple[RecordHits, np.ndarray]:
     """The hits of (strand, flat positions, pattern number) in record, position, strand and
     pattern order, and the pattern number of each."""
+    import numpy as np
+
     flat = np.concatenate([pos for _, pos, _ in found])
     strand = np.concatenate([np.full(pos.size, s, "<U1") for s, pos, _ in found])
     which = np.concatenate([np.full(pos.size, k, np.int64) for _, pos, k in found])
@@ -533,9 +599,11 @@ def find(
     source: bytes-like or a 1-D uint8 array (searched in place), a path (str or PathLike;
     '-' is stdin) or a binary file object (streamed in chunks of chunk_size bytes).
     """
+    import numpy as np
+
     with FindJob(as_pattern(pattern), backend=backend, threads=threads, chunk_size=chunk_size) as job:
         parts = list(job.offsets(source, count_only=False))
-    return np.concatenate(parts) if parts else np.empty(0, np.int64)
+    return np.concatenate([np.frombuffer(p, np.int64) for p in parts]) if parts else np.empty(0, np.int64)
 
 
 def find_count(

@@ -5,7 +5,10 @@ kernel of _cpu.py on a thread of its own (runner.split). The kernel is called pr
 
 from __future__ import annotations
 
-import numpy as np
+import sys
+from array import array
+from bisect import bisect_left, bisect_right
+from itertools import accumulate
 
 from seqsift.find.plan import SearchPlan
 from seqsift.precompiled import Kernel
@@ -21,54 +24,84 @@ SCAN_RANGES = Kernel("seqsift.find._cpu", "scan_ranges",
                      "uint8[:] uint8[:] int32[:] int64[:] int64[:] int64[:] int64 int64 int64[:] bool int64[:]", results=3)
 
 
-def partition(los: np.ndarray, his: np.ndarray, parts: int) -> list[tuple[int, np.ndarray, np.ndarray]]:
-    """Cut candidate-start ranges into `parts` work items holding equal numbers of starts, in
-    order. An item is (index of its first range in los, its ranges' los, his); a range cut in two
-    appears at the end of one item and the start of the next."""
-    if parts <= 1 or (los.size == 1 and his[0] - los[0] < MIN_STARTS_TO_SPLIT):
+def int64s(values=()) -> array:
+    """An int64 buffer (array.array), the type of the kernel's ranges and results."""
+    return array("q", values)
+
+
+def concatenated(parts: list[array]) -> array:
+    """int64 buffers one after another (the one itself where there is one)."""
+    if len(parts) == 1:
+        return parts[0]
+    out = int64s()
+    for part in parts:
+        out.extend(part)
+    return out
+
+
+def partition(los, his, parts: int) -> list[tuple[int, array, array]]:
+    """Cut candidate-start ranges (int64 buffers) into `parts` work items holding equal numbers of
+    starts, in order. An item is (index of its first range in los, its ranges' los, his); a range
+    cut in two appears at the end of one item and the start of the next."""
+    if parts <= 1 or (len(los) == 1 and his[0] - los[0] < MIN_STARTS_TO_SPLIT):
         return [(0, los, his)]
-    sizes = his - los
-    total = int(sizes.sum())
+    cum = _cumulative_sizes(los, his)
+    total = int(cum[-1])
     if total < MIN_STARTS_TO_SPLIT:
         return [(0, los, his)]
-    cum = np.concatenate(([0], np.cumsum(sizes)))
     cuts = [total * p // parts for p in range(parts + 1)]
     items = []
     for c0, c1 in zip(cuts[:-1], cuts[1:]):
-        r0 = int(np.searchsorted(cum, c0, "right")) - 1
-        r1 = int(np.searchsorted(cum, c1, "left"))
-        lo = los[r0:r1].copy()
-        hi = his[r0:r1].copy()
-        lo[0] += c0 - cum[r0]
-        hi[-1] -= cum[r1] - c1
+        r0 = bisect_right(cum, c0) - 1
+        r1 = bisect_left(cum, c1)
+        lo = _copy(los[r0:r1])
+        hi = _copy(his[r0:r1])
+        lo[0] += c0 - int(cum[r0])
+        hi[-1] -= int(cum[r1]) - c1
         items.append((r0, lo, hi))
     return items
 
 
+def _cumulative_sizes(los, his):
+    """0, then the running total of the ranges' sizes: by numpy where the ranges are numpy arrays
+    (a batch of records may hold thousands), else in Python (a file's one range, a buffer's few)."""
+    np = sys.modules.get("numpy")
+    if np is not None and isinstance(los, np.ndarray):
+        return np.concatenate(([0], np.cumsum(his - los)))
+    return [0, *accumulate(hi - lo for lo, hi in zip(los, his))]
+
+
+def _copy(values):
+    """A copy of a slice (numpy slices are views; array.array's are copies already)."""
+    return values.copy() if hasattr(values, "copy") else values
+
+
 class CpuSearcher:
-    """Counts or locates one pattern in text ranges, on `threads` threads (runner.split)."""
+    """Counts or locates one pattern in text ranges, on `threads` threads (runner.split). The
+    text is any uint8 buffer (a numpy array, a map, bytes), the ranges int64 buffers; results
+    are plain (ints, int64 array.array), so a search over files imports no numpy."""
 
     def __init__(self, plan: SearchPlan, threads: int):
         self.plan = plan
         self.threads = threads
 
-    def count(self, text: np.ndarray, los: np.ndarray, his: np.ndarray) -> int:
+    def count(self, text, los, his) -> int:
         return sum(self._map(self._count_total, text, los, his))
 
-    def count_ranges(self, text: np.ndarray, los: np.ndarray, his: np.ndarray) -> np.ndarray:
+    def count_ranges(self, text, los, his) -> array:
         """The number of matches starting in each range."""
-        totals = np.zeros(los.size, np.int64)
+        totals = int64s(bytes(8 * len(los)))
         for first, tally in self._map(self._count_item, text, los, his):
-            totals[first : first + tally.size] += tally
+            for j, t in enumerate(tally, first):
+                totals[j] += t
         return totals
 
-    def positions(self, text: np.ndarray, los: np.ndarray, his: np.ndarray) -> np.ndarray:
-        found = self._map(self._positions_item, text, los, his)
-        return np.concatenate(found) if found else np.empty(0, np.int64)
+    def positions(self, text, los, his) -> array:
+        return concatenated(self._map(self._positions_item, text, los, his))
 
     def _map(self, fn, text, los, his):
         # the kernel takes contiguous int64 ranges (a batch's bounds may be views or narrower)
-        los, his = np.ascontiguousarray(los, np.int64), np.ascontiguousarray(his, np.int64)
+        los, his = _int64_ranges(los), _int64_ranges(his)
         items = partition(los, his, self.threads * ITEMS_PER_THREAD)
         return split(lambda item: fn(text, *item), items, self.threads)
 
@@ -77,23 +110,37 @@ class CpuSearcher:
         n, _, _ = SCAN_RANGES(text, p.pattern, p.fail, p.probes, los, his, 0, 0, _NO_OUTPUT, False, _NO_OUTPUT)
         return n
 
-    def _count_item(self, text, first, los, his) -> tuple[int, np.ndarray]:
+    def _count_item(self, text, first, los, his) -> tuple[int, array]:
         p = self.plan
-        tally = np.zeros(los.size, np.int64)
+        tally = int64s(bytes(8 * len(los)))
         SCAN_RANGES(text, p.pattern, p.fail, p.probes, los, his, 0, 0, _NO_OUTPUT, False, tally)
         return first, tally
 
-    def _positions_item(self, text, first, los, his) -> np.ndarray:
+    def _positions_item(self, text, first, los, his) -> array:
         p = self.plan
-        pieces = []
+        found = int64s()
         k, resume, capacity = 0, 0, 1024
         while True:
-            out = np.empty(capacity, np.int64)
+            out = int64s(bytes(8 * capacity))
             n, k, resume = SCAN_RANGES(text, p.pattern, p.fail, p.probes, los, his, k, resume, out, True, _NO_OUTPUT)
-            pieces.append(out[:n])
-            if k == los.size:
-                return pieces[0] if len(pieces) == 1 else np.concatenate(pieces)
+            if not found and k == len(los):
+                del out[n:]
+                return out
+            found.extend(out[:n])
+            if k == len(los):
+                return found
             capacity = min(capacity * 4, 1 << 24)
 
 
-_NO_OUTPUT = np.empty(0, np.int64)
+def _int64_ranges(values):
+    """values as a C-contiguous int64 buffer: as they are where they are one already, else copied."""
+    try:
+        view = memoryview(values)
+        if view.c_contiguous and view.ndim == 1 and view.format in ("q", "l") and view.itemsize == 8:
+            return values
+    except TypeError:
+        pass
+    return int64s(int(v) for v in values)
+
+
+_NO_OUTPUT = int64s()

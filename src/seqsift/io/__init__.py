@@ -1,21 +1,33 @@
-"""The one streaming layer every engine reads through and writes with."""
+"""The one streaming layer every engine reads through and writes with.
 
-from seqsift.io.chunks import ArrayStream, ChunkReader, iter_chunks
-from seqsift.io.fastx import SequenceBatch, read_batches, record_batches
-from seqsift.io.openers import STDIN, open_binary, open_decompressed, spooled_stdin
-from seqsift.io.writers import atomic_output, open_output
+The names below load their module on first use (PEP 562), so importing one module of the
+package (io.openers, io.mapped) does not import the others, nor numpy with them: `seqsift find`
+over files runs without numpy (docs/benchmarks.md, "Start-up")."""
 
-__all__ = [
-    "STDIN",
-    "ArrayStream",
-    "ChunkReader",
-    "SequenceBatch",
-    "atomic_output",
-    "iter_chunks",
-    "open_binary",
-    "open_decompressed",
-    "open_output",
-    "read_batches",
-    "record_batches",
-    "spooled_stdin",
-]
+import importlib
+
+_HOMES = {
+    "STDIN": "seqsift.io.openers",
+    "ArrayStream": "seqsift.io.chunks",
+    "ChunkReader": "seqsift.io.chunks",
+    "SequenceBatch": "seqsift.io.fastx",
+    "atomic_output": "seqsift.io.writers",
+    "iter_chunks": "seqsift.io.chunks",
+    "open_binary": "seqsift.io.openers",
+    "open_decompressed": "seqsift.io.openers",
+    "open_output": "seqsift.io.writers",
+    "read_batches": "seqsift.io.fastx",
+    "record_batches": "seqsift.io.fastx",
+    "spooled_stdin": "seqsift.io.openers",
+}
+__all__ = sorted(_HOMES)
+
+
+def __getattr__(name: str):
+    if name in _HOMES:
+        return getattr(importlib.import_module(_HOMES[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_HOMES))

@@ -25,23 +25,35 @@ import signal
 import stat
 import weakref
 
-import numpy as np
-
 # The lease-break notice goes to this signal, whose default action is to ignore it (the default,
 # SIGIO, would end the process); the lease's state is read with F_GETLEASE, not from the signal.
 _BREAK_SIGNAL = signal.SIGURG
 
 
 class MappedFile:
-    """A read-only map of a whole regular file under a read lease: `data` is a uint8 view of it,
-    valid while `intact` says no writer waits. close() gives up the map, then the lease."""
+    """A read-only map of a whole regular file under a read lease: `memory` is the map itself
+    and `data` a numpy uint8 view of it (made on first use: a caller that passes the map to
+    precompiled kernels as it is imports no numpy), valid while `intact` says no writer waits.
+    close() gives up the map, then the lease."""
 
     def __init__(self, fd: int, size: int, memory: mmap.mmap):
         self.fd = fd
         self.size = size
         self._memory = memory
         self._held = False
-        self.data = np.frombuffer(memory, np.uint8)
+        self._data = None
+
+    @property
+    def memory(self) -> mmap.mmap:
+        return self._memory
+
+    @property
+    def data(self):
+        if self._data is None and self._memory is not None:
+            import numpy as np
+
+            self._data = np.frombuffer(self._memory, np.uint8)
+        return self._data
 
     @property
     def intact(self) -> bool:
@@ -65,7 +77,7 @@ class MappedFile:
         lease so a waiting writer goes on. Views must not be read after this."""
         if self.fd < 0 or self._held:
             return
-        self.data = None
+        self._data = None
         try:
             self._memory.close()
         except BufferError:  # a caller still holds a view: the map goes with it

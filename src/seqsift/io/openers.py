@@ -6,18 +6,12 @@ named .fa still reads and a plain file named .gz is not misread.
 
 from __future__ import annotations
 
-import bz2
 import contextlib
 import io
-import lzma
 import os
-import shutil
 import stat
 import sys
-import tempfile
 from typing import BinaryIO, Iterator
-
-from isal import igzip, isal_zlib
 
 from seqsift.errors import FormatError, InputError
 
@@ -25,7 +19,23 @@ STDIN = "-"  # the name that means standard input, wherever a path is taken
 _MAGIC = ((b"\x1f\x8b", "gzip"), (b"BZh", "bzip2"), (b"\xfd7zXZ\x00", "xz"))
 PIECE = 256 << 10  # read_or_raise's read size: what a failing decompressor may lose
 _OPEN_FLAGS = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0)
-DECOMPRESSION_ERRORS = (EOFError, OSError, isal_zlib.error, lzma.LZMAError, ValueError)
+
+
+def _decompression_errors() -> tuple:
+    """What a failing decompressor raises. The decompressors' modules are imported only by a
+    command that reads compressed input (a search over plain files never does)."""
+    import lzma
+
+    from isal import isal_zlib
+
+    return (EOFError, OSError, isal_zlib.error, lzma.LZMAError, ValueError)
+
+
+def __getattr__(name: str):
+    if name == "DECOMPRESSION_ERRORS":  # made on first use (_decompression_errors)
+        globals()[name] = errors = _decompression_errors()
+        return errors
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def display_name(path: str | os.PathLike) -> str:
@@ -143,10 +153,16 @@ def open_decompressed(path: str | os.PathLike) -> BinaryIO:
     buffered = raw if isinstance(raw, io.BufferedReader) else io.BufferedReader(raw, 1 << 20)
     kind = sniff_compression(buffered.peek(6)[:6])
     if kind == "gzip":  # ISA-L's inflate: 2-3x the standard library's on reads files
+        from isal import igzip
+
         return igzip.IGzipFile(fileobj=buffered, mode="rb")
     if kind == "bzip2":
+        import bz2
+
         return bz2.BZ2File(buffered, mode="rb")
     if kind == "xz":
+        import lzma
+
         return lzma.LZMAFile(buffered, mode="rb")
     return buffered
 
@@ -163,7 +179,7 @@ def read_or_raise(stream: BinaryIO, size: int, path: str, line: int = 0) -> byte
                 break
             pieces.append(piece)
             got += len(piece)
-    except DECOMPRESSION_ERRORS as exc:
+    except _decompression_errors() as exc:
         raise decompression_failed(path, line + sum(p.count(b"\n") for p in pieces), exc) from None
     return b"".join(pieces)
 
@@ -191,6 +207,9 @@ def spool_stdin(directory: str | None = None) -> str:
     """Standard input copied to a temporary file, for consumers that need a size (scan's EOF-n
     offsets) or to read their input more than once (align's database in parts). The caller
     deletes it; spooled_stdin does that itself."""
+    import shutil
+    import tempfile
+
     fd, tmp = tempfile.mkstemp(prefix="seqsift-stdin.", dir=directory)
     try:
         with os.fdopen(fd, "wb") as out:

@@ -15,45 +15,56 @@ stream through io.chunks with a reader thread).
 
 from __future__ import annotations
 
+import mmap
 import os
 import stat
-from dataclasses import dataclass
-from typing import Callable, Iterator
-
-import numpy as np
+from typing import TYPE_CHECKING, Callable, Iterator
 
 from seqsift.errors import InputError
 from seqsift.io.openers import STDIN, display_name, open_regular_fd, read_fd
 
+if TYPE_CHECKING:
+    import numpy as np
 
-@dataclass
+
+# Plain classes, not dataclasses: the dataclasses module imports inspect, ~10 ms of every command's
+# start (docs/benchmarks.md, "Start-up").
 class PackedObject:
-    index: int
-    path: str  # as reported
-    open_path: str | None  # what is opened (a spool file for standard input)
-    data: bytes | memoryview | None = None  # an in-memory object instead of a file
-    size: int = 0
-    error: str | None = None  # set when reading failed part way
-    fd: int | None = None  # the file already opened by open_regular_fd (size is then its fstat's), the Packer's to close
+    """One object to pack: index, path (as reported), open_path (what is opened: a spool file for
+    standard input), data (an in-memory object instead of a file), size, error (set when reading
+    failed part way), fd (the file already opened by open_regular_fd, size then its fstat's: the
+    Packer's to close)."""
+
+    __slots__ = ("index", "path", "open_path", "data", "size", "error", "fd")
+
+    def __init__(self, index: int, path: str, open_path: str | None, data: bytes | memoryview | None = None,
+                 size: int = 0, error: str | None = None, fd: int | None = None):
+        self.index, self.path, self.open_path, self.data = index, path, open_path, data
+        self.size, self.error, self.fd = size, error, fd
 
 
-@dataclass(slots=True)
 class Segment:
-    obj: PackedObject
-    lo: int  # padded-buffer index of its first byte
-    hi: int
-    file_offset: int  # file offset of buffer[lo]
-    new_from: int  # file offset of its first byte not already in the previous buffer
-    last: bool  # the object ends in this buffer
+    """A part of an object in a buffer: lo, hi (padded-buffer indices of its bytes), file_offset
+    (file offset of buffer[lo]), new_from (file offset of its first byte not already in the
+    previous buffer), last (the object ends in this buffer)."""
+
+    __slots__ = ("obj", "lo", "hi", "file_offset", "new_from", "last")
+
+    def __init__(self, obj: PackedObject, lo: int, hi: int, file_offset: int, new_from: int, last: bool):
+        self.obj, self.lo, self.hi, self.file_offset, self.new_from, self.last = obj, lo, hi, file_offset, new_from, last
 
 
-@dataclass
 class Filled:
-    buffer: np.ndarray  # pad + size + pad bytes
-    n: int  # data bytes
-    segments: list[Segment]
+    """A filled buffer (pad + size + pad bytes: any writable buffer), its n data bytes, its segments."""
+
+    __slots__ = ("buffer", "n", "segments")
+
+    def __init__(self, buffer: np.ndarray | mmap.mmap, n: int, segments: list[Segment]):
+        self.buffer, self.n, self.segments = buffer, n, segments
 
     def bounds(self) -> tuple[np.ndarray, np.ndarray]:
+        import numpy as np
+
         return (np.asarray([s.lo for s in self.segments], np.int64), np.asarray([s.hi for s in self.segments], np.int64))
 
 
@@ -72,12 +83,13 @@ class Packer:
         self._current: PackedObject | None = None
         self._stream = None
         self._offset = 0  # file offset of the next byte to read
-        self._tail = np.empty(max(carry, 1), np.uint8)
+        self._tail = bytearray(max(carry, 1))
         self._tail_len = 0
         self.done = False
 
-    def fill(self, buf: np.ndarray) -> Filled | None:
-        """Fill buf (pad + size + pad bytes); None once every object has been read."""
+    def fill(self, buf) -> Filled | None:
+        """Fill buf (pad + size + pad bytes: a numpy uint8 array, or any writable buffer such as
+        an anonymous map); None once every object has been read."""
         pad = self.pad
         if self.done:
             return None
@@ -92,7 +104,7 @@ class Packer:
             lo = pad + used
             start_offset = self._offset - self._tail_len
             if self._tail_len:  # continuation: the last `carry` bytes of the previous buffer again
-                buf[lo : lo + self._tail_len] = self._tail[: self._tail_len]
+                view[lo : lo + self._tail_len] = self._tail[: self._tail_len]
                 used += self._tail_len
             got, eof = self._read(view[pad + used : pad + self.size])
             used += got
@@ -103,12 +115,12 @@ class Packer:
                 self._close()
             else:
                 keep = min(self.carry, used - (lo - pad))
-                self._tail[:keep] = buf[pad + used - keep : pad + used]
+                self._tail[:keep] = view[pad + used - keep : pad + used]
                 self._tail_len = keep
                 break
         if not segments:
             return None
-        buf[pad + used : pad + used + pad] = 0
+        view[pad + used : pad + used + pad] = bytes(pad)
         return Filled(buf, used, segments)
 
     def _next_object(self) -> bool:
@@ -199,10 +211,14 @@ class _MemoryStream:
     copies its whole input); numpy's copy releases the GIL, so filling overlaps filtering."""
 
     def __init__(self, data):
+        import numpy as np
+
         self.data = np.frombuffer(data, np.uint8)
         self.pos = 0
 
     def readinto(self, view) -> int:
+        import numpy as np
+
         out = np.frombuffer(view, np.uint8)
         n = min(out.size, self.data.size - self.pos)
         out[:n] = self.data[self.pos : self.pos + n]

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import shlex
 import sys
-from dataclasses import dataclass, field
 
 from seqsift import __version__
 
@@ -16,11 +15,17 @@ def command_line() -> list[str]:
     return ["seqsift", *sys.argv[1:]]
 
 
-@dataclass(frozen=True)
 class Provenance:
-    backend: str  # "cpu" or "cuda" as resolved
-    command: list[str] = field(default_factory=command_line)
-    version: str = __version__
+    """backend: "cpu" or "cuda" as resolved; command: the command line (this process's by
+    default); version: seqsift's. A plain class: the dataclasses module imports inspect, ~10 ms
+    of every command's start (docs/benchmarks.md, "Start-up")."""
+
+    __slots__ = ("backend", "command", "version")
+
+    def __init__(self, backend: str, command: list[str] | None = None, version: str = __version__):
+        self.backend = backend
+        self.command = command_line() if command is None else command
+        self.version = version
 
     @property
     def device(self) -> str:

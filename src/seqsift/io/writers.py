@@ -15,10 +15,7 @@ import os
 import re
 import stat
 import sys
-import tempfile
 from typing import BinaryIO, Iterable, Iterator, Sequence
-
-from isal import igzip
 
 from seqsift import progress
 from seqsift.errors import OutputError, UsageError
@@ -55,6 +52,8 @@ def atomic_output(path: str | os.PathLike | None) -> Iterator[BinaryIO]:
         with _named(shown), open(target, "wb") as out:
             yield out
         return
+    import tempfile
+
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(target)}.", suffix=".part", dir=os.path.dirname(target))
     except OSError as exc:
@@ -117,6 +116,8 @@ def open_output(path: str | os.PathLike | None, sam: bool = False, option: str =
             yield out
             return
         if kind == "gzip":
+            from isal import igzip
+
             stream = igzip.IGzipFile(fileobj=out, mode="wb")
         else:
             from seqsift.io.bam import BamWriter
