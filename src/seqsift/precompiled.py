@@ -915,7 +915,7 @@ def _loader() -> _Loader:
 KERNELS: list = []
 KERNEL_MODULES = ("seqsift.find.cpu", "seqsift.scan.kernels", "seqsift.alignment.lanes", "seqsift.alignment.pairs",
                   "seqsift.alignment.reference", "seqsift.fmindex.query", "seqsift.fmindex.ssx",
-                  "seqsift.fmindex.output", "seqsift.fmindex.approx_output", "seqsift.fmindex.verify",
+                  "seqsift.fmindex.output", "seqsift.fmindex.verify",
                   "seqsift.fmindex.windows", "seqsift.fmindex.build", "seqsift.fmindex.pieces",
                   "seqsift.fmindex.stats", "seqsift.io.reads", "seqsift.map.seeding", "seqsift.map.extend",
                   "seqsift.map.batch_sam")

@@ -29,7 +29,10 @@ def _put_bytes(out, at, src, lo, hi):
 
 
 @njit(nogil=True, cache=True)
-def format_tsv(raw, name_lo, name_hi, counts, offsets, record, position, strand, names, name_off, out):
+def format_tsv(raw, name_lo, name_hi, counts, offsets, record, position, strand, differences, names, name_off, out):
+    """The TSV lines of output.tsv; each hit with its differences after its strand where
+    differences is not empty (the approximate search's, approx_output.tsv)."""
+    with_differences = differences.size > 0
     at = 0
     for r in range(counts.size):
         at = _put_bytes(out, at, raw, name_lo[r], name_hi[r])
@@ -50,6 +53,9 @@ def format_tsv(raw, name_lo, name_hi, counts, offsets, record, position, strand,
             out[at] = 58
             out[at + 1] = 45 if strand[h] else 43
             at += 2
+            if with_differences:
+                out[at] = 58
+                at = _put_int(out, at + 1, differences[h])
         out[at] = 10
         at += 1
     return at

@@ -10,14 +10,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from seqsift.fmindex import output
 from seqsift.fmindex.approx import ApproxHits
 from seqsift.fmindex.verify import Reach, align
 from seqsift.io.reads import ReadBatch
-from seqsift.precompiled import Kernel
 
-_FORMAT_TSV = Kernel("seqsift.fmindex._approx_output_cpu", "format_approx_tsv",
-                     "uint8[:] int64[:] int64[:] int64[:] int64[:] int64[:] int64[:] int64[:] int64[:] uint8[:] int64[:] "
-                     "uint8[:]", results=1)
 _COMP = bytes.maketrans(b"ACGTacgt", b"TGCAtgca")
 
 
@@ -27,13 +24,9 @@ def _name(batch: ReadBatch, i: int) -> bytes:
 
 def tsv(batch: ReadBatch, found: ApproxHits, record: np.ndarray, position: np.ndarray,
         names: tuple[np.ndarray, np.ndarray]) -> bytes:
-    """names: output.name_table's record names (bytes and offsets)."""
-    longest = int(np.diff(names[1]).max())
-    size = int((batch.name_hi - batch.name_lo).sum()) + 24 * len(batch) + found.text_pos.size * (longest + 48)
-    out = np.empty(size, np.uint8)
-    used = _FORMAT_TSV(batch.raw, batch.name_lo, batch.name_hi, found.counts, found.offsets, record, position,
-                       found.strand, found.differences, names[0], names[1], out)
-    return out[:used].tobytes()
+    """names: output.name_table's record names (bytes and offsets). The exact search's lines
+    (output.tsv), each hit with its differences."""
+    return output.tsv(batch, found, record, position, names, found.differences)
 
 
 def sam(batch: ReadBatch, found: ApproxHits, record: np.ndarray, position: np.ndarray, names: list[bytes],

@@ -14,9 +14,12 @@ from seqsift.fmindex.query import BatchHits
 from seqsift.io.reads import ReadBatch
 from seqsift.precompiled import Kernel
 
+# Strands as int8 (the exact search's BatchHits) or int64 (the approximate search's ApproxHits).
 _FORMAT_TSV = Kernel("seqsift.fmindex._output_cpu", "format_tsv",
-                     "uint8[:] int64[:] int64[:] int64[:] int64[:] int64[:] int64[:] int8[:] uint8[:] int64[:] uint8[:]",
-                     results=1)
+                     "uint8[:] int64[:] int64[:] int64[:] int64[:] int64[:] int64[:] int8[:] int64[:] uint8[:] int64[:] "
+                     "uint8[:]",
+                     "uint8[:] int64[:] int64[:] int64[:] int64[:] int64[:] int64[:] int64[:] int64[:] uint8[:] int64[:] "
+                     "uint8[:]", results=1)
 _FORMAT_SAM = Kernel("seqsift.fmindex._output_cpu", "format_sam",
                      "uint8[:] int64[:] int64[:] uint8[:] int64[:] int64[:] int64[:] int64[:] int64[:] int64[:] int64[:] "
                      "int8[:] uint8[:] int64[:] uint8[:] uint8[:]", results=1)
@@ -29,13 +32,19 @@ def name_table(names: list[str]) -> tuple[np.ndarray, np.ndarray]:
     return np.frombuffer(b"".join(encoded) or b"\0", np.uint8), np.concatenate(([0], np.cumsum([len(e) for e in encoded]))).astype(np.int64)
 
 
+_NO_DIFFERENCES = np.empty(0, np.int64)
+
+
 def tsv(batch: ReadBatch, found: BatchHits, record: np.ndarray, position: np.ndarray,
-        names: tuple[np.ndarray, np.ndarray]) -> bytes:
+        names: tuple[np.ndarray, np.ndarray], differences: np.ndarray = _NO_DIFFERENCES) -> bytes:
+    """differences: per hit, written after its strand (the approximate search's TSV,
+    approx_output.tsv); none by default."""
     longest = int(np.diff(names[1]).max())
-    size = int((batch.name_hi - batch.name_lo).sum()) + 24 * len(batch) + found.text_pos.size * (longest + 24)
+    per_hit = longest + (48 if differences.size else 24)
+    size = int((batch.name_hi - batch.name_lo).sum()) + 24 * len(batch) + found.text_pos.size * per_hit
     out = np.empty(size, np.uint8)
     used = _FORMAT_TSV(batch.raw, batch.name_lo, batch.name_hi, found.counts, found.offsets, record, position,
-                       found.strand, names[0], names[1], out)
+                       found.strand, differences, names[0], names[1], out)
     return out[:used].tobytes()
 
 
