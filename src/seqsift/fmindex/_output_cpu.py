@@ -28,6 +28,21 @@ def _put_bytes(out, at, src, lo, hi):
     return at
 
 
+@njit(inline="always", nogil=True)
+def _put_quality(out, at, raw, qual_lo, length, reverse):
+    """A read's qualities raw[qual_lo:qual_lo + length] at out[at:], reversed for a read on the
+    reverse strand, or '*' where it has none (qual_lo < 0, FASTA) or is empty; returns the index
+    after them (SAM's QUAL: here and map/_report.py)."""
+    if qual_lo < 0 or length == 0:
+        out[at] = 42
+        at += 1
+    else:
+        for i in range(length):
+            out[at + i] = raw[qual_lo + (length - 1 - i if reverse else i)]
+        at += length
+    return at
+
+
 @njit(nogil=True, cache=True)
 def format_tsv(raw, name_lo, name_hi, counts, offsets, record, position, strand, differences, names, name_off, out):
     """The TSV lines of output.tsv; each hit with its differences after its strand where
@@ -121,14 +136,7 @@ def format_sam(raw, name_lo, name_hi, seq, bounds, qual_lo, counts, mapqs, offse
                     out[at + i] = comp[seq[hi - 1 - i]] if reverse else seq[lo + i]
                 at += length
                 out[at] = 9
-                at += 1
-                if qual_lo[r] < 0:
-                    out[at] = 42
-                    at += 1
-                else:
-                    for i in range(length):
-                        out[at + i] = raw[qual_lo[r] + (length - 1 - i if reverse else i)]
-                    at += length
+                at = _put_quality(out, at + 1, raw, qual_lo[r], length, reverse)
             if listed:
                 at = _put_text(out, at, b"\tNH:i:")
                 at = _put_int(out, at, listed)

@@ -12,7 +12,7 @@ import math
 import numpy as np
 from numba import njit
 
-from seqsift.fmindex._output_cpu import _put_int, _put_text
+from seqsift.fmindex._output_cpu import _put_int, _put_quality, _put_text
 from seqsift.map._extend import differences
 from seqsift.map.layout import (C_OPS, C_POSITION, C_QB, C_QE, C_READ, C_RECORD, C_RUNS, C_SCORE, C_SPAN, C_STRAND,
                                 C_TOTAL)
@@ -305,14 +305,7 @@ def _record(out, at, table, ops, lens, forward, reverse, bounds, raw, name_lo, n
             out[at + i] = seq[lo + i]
         at += length
     out[at] = 9
-    at += 1
-    if qual_lo[k] < 0 or length == 0:
-        out[at] = 42
-        at += 1
-    else:
-        for i in range(length):
-            out[at + i] = raw[qual_lo[k] + (length - 1 - i if reverse_strand else i)]
-        at += length
+    at = _put_quality(out, at + 1, raw, qual_lo[k], length, reverse_strand)
     if p >= 0:
         qb, qe, span = table[p, C_QB], table[p, C_QE], table[p, C_SPAN]
         o0, o1 = table[p, C_OPS], table[p, C_OPS] + table[p, C_RUNS]
