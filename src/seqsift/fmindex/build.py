@@ -29,6 +29,7 @@ from seqsift.errors import UsageError
 from seqsift.fmindex.layout import MAX_COUNT, MAX_KMER, MAX_TEXT, NARROW, WORDS, IndexArrays
 from seqsift.fmindex.pieces import BUCKETS, BYTES_PER_SUFFIX, DEFAULT_COVER, difference_cover, suffix_pieces
 from seqsift.fmindex.reference import Reference
+from seqsift.fmindex.spill import Spill
 from seqsift.precompiled import Kernel
 
 KMER_CAP = 12  # the default never exceeds 128 MiB of table (docs/benchmarks.md: k=10-12 beat k=9 since the search is compute-bound)
@@ -82,19 +83,50 @@ def repeat_window(n: int) -> int:
 WINDOW = 1 << 22  # rows filled at a time: 32 MiB of copies and samples' buffer at most
 
 
+class _Blocks:
+    """The rank blocks being filled: all of them in memory or, given a Spill (spill.py), a
+    window's: after each window the complete blocks are appended to it and only the one still
+    open is kept, so the construction holds 64 bytes per 64 rows of a window, not of the text.
+    `first` is the block buffer[0] holds (always 0 in memory)."""
+
+    def __init__(self, n: int, spill: Spill | None = None):
+        self.total, self.spill, self.first = n // 64 + 1, spill, 0
+        rows = self.total if spill is None else (WINDOW + 1) // 64 + 3  # a window's rows and the open block
+        self.buffer = np.zeros((rows, WORDS), np.uint64)
+
+    def done_before(self, row: int) -> None:
+        """Rows before `row` are filled: the blocks they complete go to the spill."""
+        if self.spill is None:
+            return
+        complete = min(row >> 6, self.total) - self.first
+        self.spill.append(self.buffer[:complete])
+        self.buffer[: self.buffer.shape[0] - complete] = self.buffer[complete:]
+        self.buffer[self.buffer.shape[0] - complete :] = 0
+        self.first += complete
+
+    def result(self) -> np.ndarray | Spill:
+        if self.spill is None:
+            return self.buffer
+        self.done_before(self.total << 6)
+        return self.spill
+
+
 class _Rows:
     """Fills the rank blocks, SA samples and k-mer table from suffix array rows given in order,
     in pieces of any size: each row's repeat mark needs the rows on either side of it, so the last
-    row of a piece is filled with the next piece."""
+    row of a piece is filled with the next piece. The blocks and the samples are held whole, or
+    appended to Spills in `spill_dir` as they are filled."""
 
-    def __init__(self, text, blocks, table, k, sa_sample, repeat_sample, window, positions):
-        self.text, self.blocks, self.table, self.k = text, blocks, table, k
+    def __init__(self, text, table, k, sa_sample, repeat_sample, window, positions, spill_dir=None):
+        self.text, self.table, self.k = text, table, k
+        spills = spill_dir is not None
+        self.blocks = _Blocks(text.size, Spill(spill_dir, np.uint64, (WORDS,)) if spills else None)
         self.sa_sample, self.repeat_sample, self.window = sa_sample, repeat_sample, window
         self.positions = positions
         self.counts, self.marks = np.zeros(4, np.uint64), np.zeros(1, np.uint64)
         self.tail = np.empty(0, np.int64)  # [row before the pending one,] the pending row
         self.row = 0  # the next row to be given
-        self.samples: list[np.ndarray] = []
+        self.samples: list[np.ndarray] | Spill = Spill(spill_dir, positions) if spills else []
 
     def add(self, row: int, sa: np.ndarray) -> None:
         """Rows row.. of the suffix array, WINDOW at a time (the copies and the samples' buffer
@@ -112,18 +144,26 @@ class _Rows:
         first = row - (self.tail.size > 0)
         if hi > lo:
             out = np.empty(hi - lo, self.positions)
-            kept = _FILL_ROWS(self.text, rows, lo, hi, first, self.sa_sample, self.repeat_sample, self.window,
-                              self.blocks, self.counts, self.marks, out)
-            self.samples.append(out[:kept].copy())
+            blocks = self.blocks
+            kept = _FILL_ROWS(self.text, rows, lo, hi, first - (blocks.first << 6), self.sa_sample,
+                              self.repeat_sample, self.window, blocks.buffer, self.counts, self.marks, out)
+            if isinstance(self.samples, Spill):
+                self.samples.append(out[:kept])
+            else:
+                self.samples.append(out[:kept].copy())
             _FILL_KMER_TABLE(self.text, rows, lo, hi, first, self.k, self.table)
+            blocks.done_before(first + hi - lo)
         self.tail = np.asarray(rows[max(rows.size - 2, 0) :], np.int64) if not last else np.empty(0, np.int64)
 
-    def finish(self) -> np.ndarray:
-        """The SA samples, once every row is given."""
+    def finish(self) -> tuple[np.ndarray | Spill, np.ndarray | Spill]:
+        """(the rank blocks, the SA samples), once every row is given."""
         if self.tail.size:
             self._window(self.row, np.empty(0, np.int64), last=True)
-        _CLOSE_BLOCKS(self.blocks, self.counts, self.marks, self.text.size)
-        return np.concatenate(self.samples) if self.samples else np.empty(0, self.positions)
+        blocks = self.blocks
+        _CLOSE_BLOCKS(blocks.buffer, self.counts, self.marks, self.text.size - (blocks.first << 6))
+        if isinstance(self.samples, Spill):
+            return blocks.result(), self.samples
+        return blocks.result(), np.concatenate(self.samples) if self.samples else np.empty(0, self.positions)
 
 
 BASE_MEMORY = 192 << 20  # bytes: the interpreter, numpy, Numba and the kernels (`seqsift index` of lambda: 146 MiB)
@@ -165,13 +205,15 @@ def plan_pieces(n: int, memory: int, held: int, cover: int = DEFAULT_COVER, thre
 
 def build_arrays(reference: Reference, sa_sample: int = 32, repeat_sample: int | None = None, kmer: int | None = None,
                  wide: bool | None = None, memory: int | None = None, piece: int | None = None,
-                 threads: int = 1) -> IndexArrays:
+                 threads: int = 1, spill_dir: str | None = None) -> IndexArrays:
     """repeat_sample 0, or not below sa_sample, marks no more in repeats (None: by the genome's
     size, default_repeat_sample); wide: 64-bit samples and k-mer rows (automatic past NARROW
     symbols; tests force it); memory: bytes the construction may hold (default_memory), beyond
     which the suffix array is sorted in pieces (pieces.py); piece: suffixes a piece holds, forcing
     the piecewise sort (tests); threads: how many sort a piece's buckets at once. Both sorts give
-    the same index, byte for byte, on any number of threads."""
+    the same index, byte for byte, on any number of threads. spill_dir: a directory where the rank
+    blocks and SA samples are written as they are filled (spill.py), for an index that is only
+    written to a file (ssx.write_index takes them; nothing searches them)."""
     text = np.ascontiguousarray(reference.text)  # pydivsufsort needs a writable array
     n = int(text.size)
     repeat_sample = default_repeat_sample(n) if repeat_sample is None else repeat_sample
@@ -197,9 +239,8 @@ def build_arrays(reference: Reference, sa_sample: int = 32, repeat_sample: int |
     if piece is None:
         held = _held(n, k, sa_sample, repeat_sample, np.dtype(positions).itemsize)
         piece = plan_pieces(n, default_memory(n) if memory is None else memory, held, threads=threads)
-    blocks = np.zeros((n // 64 + 1, WORDS), np.uint64)
     table = np.zeros((4**k, 2), positions)
-    rows = _Rows(text, blocks, table, k, sa_sample, repeat_sample, window, positions)
+    rows = _Rows(text, table, k, sa_sample, repeat_sample, window, positions, spill_dir)
     if piece:
         for row, sa in suffix_pieces(text, piece, threads=threads):
             rows.add(row, sa)
@@ -208,7 +249,7 @@ def build_arrays(reference: Reference, sa_sample: int = 32, repeat_sample: int |
         sa = divsufsort(text)  # int32 or int64, as the library chooses for the length
         rows.add(0, sa)
         del sa  # the largest array: gone before the packing and the gap scan make theirs
-    samples = rows.finish()
+    blocks, samples = rows.finish()
     C = np.cumsum(symbol_counts)[1:5].astype(np.int64)  # symbols below A, C, G, T
     return IndexArrays(blocks=blocks, C=C, samples=samples, kmer_table=table, packed=_packed(text), gaps=_gaps(text),
                        n=n, sa_sample=sa_sample, repeat_sample=repeat_sample, repeat_window=window, kmer=k)

@@ -88,12 +88,10 @@ def run_index(args: argparse.Namespace) -> int:
 
     output = args.output or default_output(args.reference)
     start = time.perf_counter()
-    index = FMIndex.build(args.reference, sa_sample=args.sa_sample, repeat_sample=args.repeat_sample,
-                          kmer=args.kmer, memory=args.memory, threads=args.threads)
-    index.save(output)
-    r = index.reference
-    warn(args, f"{len(r.names)} records, {int(r.lengths.sum()):,} bases, k-mer table k={index.arrays.kmer}, "
-               f"SA sample {args.sa_sample} (repeats {index.arrays.repeat_sample or 'none'}): {output} "
+    r, arrays = FMIndex.build_file(args.reference, output, sa_sample=args.sa_sample, repeat_sample=args.repeat_sample,
+                                   kmer=args.kmer, memory=args.memory, threads=args.threads)
+    warn(args, f"{len(r.names)} records, {int(r.lengths.sum()):,} bases, k-mer table k={arrays.kmer}, "
+               f"SA sample {args.sa_sample} (repeats {arrays.repeat_sample or 'none'}): {output} "
                f"({os.path.getsize(output) / 2**20:.1f} MiB) in {time.perf_counter() - start:.2f} s")
     return EXIT_OK
 
