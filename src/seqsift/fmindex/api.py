@@ -67,9 +67,10 @@ class FMIndex:
         written to temporary files beside it as they are filled (spill.py), and the text is let
         go before the file is written. Returns the reference's records (no text) and the arrays
         (the blocks and samples as their Spills, closed: sizes only)."""
-        from seqsift.fmindex.build import build_arrays
+        from seqsift.fmindex.build import build_arrays, map_large_arrays
         from seqsift.fmindex.ssx import write_index
 
+        map_large_arrays()
         reference = load_reference(fasta)
         target = os.path.realpath(path) if str(path) != "-" else None
         beside = target is not None and (not os.path.exists(target) or os.path.isfile(target))

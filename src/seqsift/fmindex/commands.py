@@ -34,8 +34,9 @@ def add_parser(sub, parent: argparse.ArgumentParser) -> None:
                    "the largest k with 4^k <= bases/4, at most 12)")
     p.add_argument("--memory", type=parse_size, metavar="SIZE",
                    help="memory the construction may hold, e.g. 6G: beyond what sorting the whole suffix array at once "
-                   "needs (~7 bytes a base below 2^31 bases, ~11 above) it is sorted in pieces, slower, to the same "
-                   "index, on --threads threads (default: 4 bytes a base, at least 2G)")
+                   "needs (~6 bytes a base below 2^31 bases, ~10 above) it is sorted in pieces, slower, to the same "
+                   "index, on --threads threads; the least it takes is about 2 bytes a base past 1 Gbp, more on "
+                   "smaller genomes and more threads (default: 4 bytes a base, at least 2G)")
     p.set_defaults(run=run_index)
 
     p = sub.add_parser("search", parents=[parent],
