@@ -167,7 +167,9 @@ class _Rows:
         return blocks.result(), np.concatenate(self.samples) if self.samples else np.empty(0, self.positions)
 
 
-BASE_MEMORY = 192 << 20  # bytes: the interpreter, numpy, Numba and the kernels (`seqsift index` of lambda: 146 MiB)
+# bytes: the interpreter, numpy and the kernels (`seqsift index` of a 205 kbp excerpt of Klebsiella:
+# 87 MiB in all, 2026-12-01), and what the allocator keeps
+BASE_MEMORY = 128 << 20
 ONE_PIECE_UP_TO = 2 << 30  # bytes: the default --memory is the larger of this and 4 bytes a base
 
 
