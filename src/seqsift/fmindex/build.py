@@ -220,7 +220,7 @@ def plan_pieces(n: int, memory: int, held: int, cover: int = DEFAULT_COVER, thre
     capacity = spare // BYTES_PER_SUFFIX
     least = max((1 << 16) * BYTES_PER_SUFFIX, n // 4)  # a piece, or the packed text made after the last one
     if spare < least:
-        need = (memory - spare + least) / 2**30
+        need = math.ceil((memory - spare + least) / 2**30 * 100) / 100  # rounded up: accepted as said
         raise UsageError(f"--memory {memory / 2**30:.2f} GiB is too little for {n:,} symbols: the index itself "
                          f"and its construction need at least {need:.2f} GiB")
     return int(capacity)
