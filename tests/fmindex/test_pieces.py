@@ -313,3 +313,13 @@ def test_seqsift_index_in_pieces_writes_the_in_memory_index(tmp_path, monkeypatc
         assert main(["index", str(fasta), "-o", str(tmp_path / "cli.ssx"), "-t", threads, "--quiet"]) == 0
         assert (tmp_path / "cli.ssx").read_bytes() == want
     assert sorted(p.name for p in tmp_path.iterdir()) == ["cli.ssx", "memory.ssx"]
+
+
+def test_seqsift_index_to_standard_output_writes_the_file(tmp_path, capsysbinary):
+    """`-o -`: the index on stdout (blocks and samples spilled to the system's temporary
+    directory), the bytes of the file `-o FILE` writes, and the summary on stderr."""
+    assert main(["index", str(LAMBDA), "-o", str(tmp_path / "lambda.ssx"), "--quiet"]) == 0
+    capsysbinary.readouterr()
+    assert main(["index", str(LAMBDA), "-o", "-"]) == 0
+    out, err = capsysbinary.readouterr()
+    assert out == (tmp_path / "lambda.ssx").read_bytes() and b"48,502 bases" in err

@@ -91,9 +91,10 @@ def run_index(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     r, arrays = FMIndex.build_file(args.reference, output, sa_sample=args.sa_sample, repeat_sample=args.repeat_sample,
                                    kmer=args.kmer, memory=args.memory, threads=args.threads)
+    size = "" if output == "-" else f"({os.path.getsize(output) / 2**20:.1f} MiB) "
     warn(args, f"{len(r.names)} records, {int(r.lengths.sum()):,} bases, k-mer table k={arrays.kmer}, "
-               f"SA sample {args.sa_sample} (repeats {arrays.repeat_sample or 'none'}): {output} "
-               f"({os.path.getsize(output) / 2**20:.1f} MiB) in {time.perf_counter() - start:.2f} s")
+               f"SA sample {args.sa_sample} (repeats {arrays.repeat_sample or 'none'}): {output} {size}"
+               f"in {time.perf_counter() - start:.2f} s")
     return EXIT_OK
 
 
