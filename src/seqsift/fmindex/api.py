@@ -63,10 +63,10 @@ class FMIndex:
                    repeat_sample: int | None = None, kmer: int | None = None, wide: bool | None = None,
                    memory: int | None = None, threads: int = 1) -> tuple[Reference, "IndexArrays"]:
         """Index a FASTA file straight into an .ssx file (`seqsift index`; '-' for stdout), the
-        same bytes as build(...).save(path) in less memory: the rank blocks and SA samples are
-        written to temporary files beside it as they are filled (spill.py), and the text is let
-        go before the file is written. Returns the reference's records (no text) and the arrays
-        (the blocks and samples as their Spills, closed: sizes only)."""
+        same bytes as build(...).save(path) in less memory: the rank blocks, SA samples and k-mer
+        table are written to temporary files beside it as they are filled (spill.py), and the
+        text is let go before the file is written. Returns the reference's records (no text) and
+        the arrays (those three as their Spills, closed: sizes only)."""
         from seqsift.fmindex.build import build_arrays, map_large_arrays
         from seqsift.fmindex.ssx import write_index
 
@@ -80,8 +80,8 @@ class FMIndex:
         try:
             write_index(path, reference, arrays, display_name(fasta))
         finally:
-            arrays.blocks.close()
-            arrays.samples.close()
+            for spilled in (arrays.blocks, arrays.samples, arrays.kmer_table):
+                spilled.close()
         return reference, arrays
 
     @classmethod

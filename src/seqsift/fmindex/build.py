@@ -43,7 +43,7 @@ _SA, _ROWS = ("int32", "int64"), ("uint32", "uint64")
 _FILL_ROWS = Kernel(_CPU, "fill_rows", *(f"uint8[:] {sa}[:] int64 int64 int64 int64 int64 int64 uint64[:,:] uint64[:] "
                                          f"uint64[:] {rows}[:]" for sa in _SA for rows in _ROWS), results=1)
 _CLOSE_BLOCKS = Kernel(_CPU, "close_blocks", "uint64[:,:] uint64[:] uint64[:] int64")
-_FILL_KMER_TABLE = Kernel(_CPU, "fill_kmer_table", *(f"uint8[:] {sa}[:] int64 int64 int64 int64 {rows}[:,:]"
+_FILL_KMER_TABLE = Kernel(_CPU, "fill_kmer_table", *(f"uint8[:] {sa}[:] int64 int64 int64 int64 int64 {rows}[:,:]"
                                                      for sa in _SA for rows in _ROWS))
 _SYMBOL_COUNTS = Kernel(_CPU, "symbol_counts", "uint8[:] int64[:]")
 _PACK = Kernel(_CPU, "pack", "uint8[:] uint8[:]")
@@ -112,16 +112,69 @@ class _Blocks:
         return self.spill
 
 
+class _Table:
+    """The k-mer table being filled: whole in memory or, given a Spill, the codes a window's rows
+    can have. Rows come in suffix order, so their k-mers' codes never decrease, and the first and
+    last rows of a window bound its codes (_bound). Every code below a window's least is complete
+    and goes to the spill (absent k-mers as zeros), the buffer holding the rest."""
+
+    def __init__(self, text: np.ndarray, k: int, positions, spill: Spill | None = None):
+        self.text, self.k, self.spill, self.first = text, k, spill, 0  # first: the code buffer[0] holds
+        self.buffer = np.zeros((4**k if spill is None else 0, 2), positions)
+
+    def _bound(self, p: int, upper: bool) -> int:
+        """The least (greatest) code of a k-mer whose suffix sorts at or after (before) the one
+        at p: its bases up to the first '#' or '$', then A (then below that '#': one less)."""
+        symbols = self.text[p : p + self.k].astype(np.int64)  # the text ends with '$': a short one has it
+        bases = int(np.argmax(symbols < 2)) if np.any(symbols < 2) else self.k
+        code = 0
+        for c in symbols[:bases].tolist():
+            code = code * 4 + c - 2
+        code *= 4 ** (self.k - bases)
+        return code - 1 if upper and bases < self.k else code
+
+    def window(self, first_position: int, last_position: int) -> np.ndarray:
+        """The buffer for rows from the suffix at first_position to the one at last_position
+        (self.first: its code0)."""
+        if self.spill is None:
+            return self.buffer
+        self._done_before(self._bound(first_position, False))
+        need = self._bound(last_position, True) + 1 - self.first
+        if need > self.buffer.shape[0]:
+            grown = np.zeros((need, 2), self.buffer.dtype)
+            grown[: self.buffer.shape[0]] = self.buffer
+            self.buffer = grown
+        return self.buffer
+
+    def _done_before(self, code: int) -> None:
+        """Codes below `code` are complete: to the spill, and the buffer moved on."""
+        if code <= self.first:
+            return
+        held = min(code - self.first, self.buffer.shape[0])
+        self.spill.append(self.buffer[:held])
+        for at in range(self.first + held, code, WINDOW):  # codes past the buffer: k-mers absent
+            self.spill.append(np.zeros((min(WINDOW, code - at), 2), self.buffer.dtype))
+        self.buffer = self.buffer[held:].copy()
+        self.first = code
+
+    def result(self) -> np.ndarray | Spill:
+        if self.spill is None:
+            return self.buffer
+        self._done_before(4**self.k)
+        return self.spill
+
+
 class _Rows:
     """Fills the rank blocks, SA samples and k-mer table from suffix array rows given in order,
     in pieces of any size: each row's repeat mark needs the rows on either side of it, so the last
     row of a piece is filled with the next piece. The blocks and the samples are held whole, or
     appended to Spills in `spill_dir` as they are filled."""
 
-    def __init__(self, text, table, k, sa_sample, repeat_sample, window, positions, spill_dir=None):
-        self.text, self.table, self.k = text, table, k
+    def __init__(self, text, k, sa_sample, repeat_sample, window, positions, spill_dir=None):
+        self.text, self.k = text, k
         spills = spill_dir is not None
         self.blocks = _Blocks(text.size, Spill(spill_dir, np.uint64, (WORDS,)) if spills else None)
+        self.table = _Table(text, k, positions, Spill(spill_dir, positions, (2,)) if spills else None)
         self.sa_sample, self.repeat_sample, self.window = sa_sample, repeat_sample, window
         self.positions = positions
         self.counts, self.marks = np.zeros(4, np.uint64), np.zeros(1, np.uint64)
@@ -152,19 +205,21 @@ class _Rows:
                 self.samples.append(out[:kept])
             else:
                 self.samples.append(out[:kept].copy())
-            _FILL_KMER_TABLE(self.text, rows, lo, hi, first, self.k, self.table)
+            table = self.table.window(int(rows[lo]), int(rows[hi - 1]))
+            _FILL_KMER_TABLE(self.text, rows, lo, hi, first, self.k, self.table.first, table)
             blocks.done_before(first + hi - lo)
         self.tail = np.asarray(rows[max(rows.size - 2, 0) :], np.int64) if not last else np.empty(0, np.int64)
 
-    def finish(self) -> tuple[np.ndarray | Spill, np.ndarray | Spill]:
-        """(the rank blocks, the SA samples), once every row is given."""
+    def finish(self) -> tuple[np.ndarray | Spill, np.ndarray | Spill, np.ndarray | Spill]:
+        """(the rank blocks, the SA samples, the k-mer table), once every row is given."""
         if self.tail.size:
             self._window(self.row, np.empty(0, np.int64), last=True)
         blocks = self.blocks
         _CLOSE_BLOCKS(blocks.buffer, self.counts, self.marks, self.text.size - (blocks.first << 6))
         if isinstance(self.samples, Spill):
-            return blocks.result(), self.samples
-        return blocks.result(), np.concatenate(self.samples) if self.samples else np.empty(0, self.positions)
+            return blocks.result(), self.samples, self.table.result()
+        samples = np.concatenate(self.samples) if self.samples else np.empty(0, self.positions)
+        return blocks.result(), samples, self.table.result()
 
 
 # bytes: the interpreter, numpy and the kernels (`seqsift index` of a 205 kbp excerpt of Klebsiella:
@@ -181,14 +236,15 @@ def default_memory(n: int) -> int:
 
 
 def _held(n: int, k: int, sa_sample: int, repeat_sample: int, itemsize: int, spilled: bool = False) -> int:
-    """Bytes every construction holds: the text, the k-mer table, the process itself and the rank
-    blocks and samples, whole (repeats counted as half the genome; more repeats, more samples)
-    or, spilled, a window's of them and of the rows' copies."""
-    if spilled:
-        rows = WINDOW * (8 + itemsize + 1) + 2 * WINDOW * 8  # blocks, samples, copies of the window
+    """Bytes every construction holds: the text, the process itself and the rank blocks, samples
+    and k-mer table, whole (repeats counted as half the genome; more repeats, more samples) or,
+    spilled, a window's of them and of the rows' copies."""
+    if spilled:  # blocks, samples, copies of the window; the k-mer codes of a few windows
+        rows = WINDOW * (8 + itemsize + 1) + 2 * WINDOW * 8 + 2 * itemsize * min(4**k, 4 * 4**k * WINDOW // n + 1)
     else:
         rows = (n // 64 + 1) * 64 + (n // sa_sample + (n // repeat_sample // 2 if repeat_sample else 0)) * itemsize
-    return BASE_MEMORY + n + 2 * 4**k * itemsize + rows
+        rows += 2 * 4**k * itemsize
+    return BASE_MEMORY + n + rows
 
 
 _M_MMAP_THRESHOLD = -3  # glibc's mallopt parameter
@@ -235,8 +291,8 @@ def build_arrays(reference: Reference, sa_sample: int = 32, repeat_sample: int |
     which the suffix array is sorted in pieces (pieces.py); piece: suffixes a piece holds, forcing
     the piecewise sort (tests); threads: how many sort a piece's buckets at once. Both sorts give
     the same index, byte for byte, on any number of threads. spill_dir: a directory where the rank
-    blocks and SA samples are written as they are filled (spill.py), for an index that is only
-    written to a file (ssx.write_index takes them; nothing searches them)."""
+    blocks, SA samples and k-mer table are written as they are filled (spill.py), for an index
+    that is only written to a file (ssx.write_index takes them; nothing searches them)."""
     text = np.ascontiguousarray(reference.text)  # pydivsufsort needs a writable array
     n = int(text.size)
     repeat_sample = default_repeat_sample(n) if repeat_sample is None else repeat_sample
@@ -262,8 +318,7 @@ def build_arrays(reference: Reference, sa_sample: int = 32, repeat_sample: int |
     if piece is None:
         held = _held(n, k, sa_sample, repeat_sample, np.dtype(positions).itemsize, spill_dir is not None)
         piece = plan_pieces(n, default_memory(n) if memory is None else memory, held, threads=threads)
-    table = np.zeros((4**k, 2), positions)
-    rows = _Rows(text, table, k, sa_sample, repeat_sample, window, positions, spill_dir)
+    rows = _Rows(text, k, sa_sample, repeat_sample, window, positions, spill_dir)
     if piece:
         for row, sa in suffix_pieces(text, piece, threads=threads):
             rows.add(row, sa)
@@ -272,7 +327,7 @@ def build_arrays(reference: Reference, sa_sample: int = 32, repeat_sample: int |
         sa = divsufsort(text)  # int32 or int64, as the library chooses for the length
         rows.add(0, sa)
         del sa  # the largest array: gone before the packing and the gap scan make theirs
-    blocks, samples = rows.finish()
+    blocks, samples, table = rows.finish()
     C = np.cumsum(symbol_counts)[1:5].astype(np.int64)  # symbols below A, C, G, T
     return IndexArrays(blocks=blocks, C=C, samples=samples, kmer_table=table, packed=_packed(text), gaps=_gaps(text),
                        n=n, sa_sample=sa_sample, repeat_sample=repeat_sample, repeat_window=window, kmer=k)

@@ -1,8 +1,9 @@
 """An index array written to disk as it is made, so that the construction holds a window of it,
-never all of it (issue 29: the rank blocks alone are a byte a base, the SA samples an eighth).
+never all of it (issue 29: the rank blocks alone are a byte a base, the SA samples an eighth, the
+k-mer table 128 MiB).
 
-`seqsift index` fills the rank blocks and the SA samples in row order (build.py): each window of
-rows is appended to an unnamed temporary file beside the index, its CRC-32 carried along, and the
+`seqsift index` fills the rank blocks, the SA samples and the k-mer table in row order (build.py):
+each window of rows is appended to an unnamed temporary file beside the index, its CRC-32 carried along, and the
 file is copied into the .ssx when that is written (ssx.py). The bytes are those the array would
 have had in memory, so the index file is the same either way.
 """

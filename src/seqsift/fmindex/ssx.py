@@ -87,8 +87,9 @@ def _crc(array: np.ndarray) -> int:
 
 
 def write_index(path: str | os.PathLike, reference: Reference, arrays: IndexArrays, source: str = "") -> None:
-    """Write the index atomically (a temp file renamed on success). The rank blocks and samples
-    may be Spills (build.build_arrays' spill_dir): their files are copied in, the same bytes."""
+    """Write the index atomically (a temp file renamed on success). The rank blocks, samples and
+    k-mer table may be Spills (build.build_arrays' spill_dir): their files are copied in, the
+    same bytes."""
     named = {
         "blocks": arrays.blocks, "samples": arrays.samples, "kmer_table": arrays.kmer_table,
         "packed": arrays.packed, "gaps": arrays.gaps, "starts": reference.starts, "lengths": reference.lengths,
