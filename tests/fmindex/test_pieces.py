@@ -280,13 +280,14 @@ def written(path, ref, arrays) -> bytes:
 
 
 @pytest.mark.parametrize("threads", [1, 2])
-def test_spilled_blocks_and_samples_give_the_same_index_file(tmp_path, rng, monkeypatch, threads):
-    """Rank blocks and samples written to temporary files as they are filled (spill.py), in one
-    piece and in pieces, rows filled in windows of 5, 64 and 1000: the .ssx of the arrays held in
-    memory, byte for byte, and no temporary file left behind."""
+def test_spilled_arrays_give_the_same_index_file(tmp_path, rng, monkeypatch, threads):
+    """Rank blocks, samples and k-mer table written to temporary files as they are filled
+    (spill.py), in one piece and in pieces, rows filled in windows of 5, 64 and 1000: the .ssx of
+    the arrays held in memory, byte for byte, and no temporary file left behind."""
     spills = tmp_path / "spills"
     spills.mkdir()
-    for sa_sample, repeat_sample, kmer, wide in [(8, 2, 3, False), (1, 0, 0, True), (32, None, None, False)]:
+    for sa_sample, repeat_sample, kmer, wide in [(8, 2, 3, False), (1, 0, 0, True), (32, None, None, False),
+                                                 (4, 2, 7, True)]:  # k=7: more codes than suffixes, most absent
         text = hostile_text(rng, int(rng.integers(2, 3000)))
         ref = Reference(text=text, names=["a"], starts=np.zeros(1, np.int64), lengths=np.array([text.size - 1]))
         want = written(tmp_path / "one.ssx", ref, build_arrays(ref, sa_sample, repeat_sample, kmer, wide))
@@ -295,10 +296,11 @@ def test_spilled_blocks_and_samples_give_the_same_index_file(tmp_path, rng, monk
             for piece in (None, 1, 97):
                 arrays = build_arrays(ref, sa_sample, repeat_sample, kmer, wide, piece=piece, threads=threads,
                                       spill_dir=str(spills))
-                assert isinstance(arrays.blocks, Spill) and isinstance(arrays.samples, Spill)
+                spilled = (arrays.blocks, arrays.samples, arrays.kmer_table)
+                assert all(isinstance(array, Spill) for array in spilled)
                 assert written(tmp_path / "spilled.ssx", ref, arrays) == want
-                arrays.blocks.close()
-                arrays.samples.close()
+                for array in spilled:
+                    array.close()
                 assert not list(spills.iterdir())
 
 
