@@ -1,7 +1,7 @@
 """Construction in pieces (fmindex/pieces.py, build.py's memory limit; issue 29): the suffix
 array against the obvious sort, and the index against the one-piece construction, byte for byte."""
 
-import functools
+import gzip
 
 import numpy as np
 import pytest
@@ -13,7 +13,8 @@ from seqsift.fmindex.api import FMIndex
 from seqsift.fmindex.build import build_arrays, plan_pieces
 from seqsift.fmindex.pieces import PREFIX, Cover, difference_cover, suffix_pieces
 from seqsift.fmindex.reference import Reference, load_reference
-from seqsift.io.fastx import read_batches
+from seqsift.fmindex.spill import Spill
+from seqsift.fmindex.ssx import write_index
 from tests import naive
 from tests.conftest import LAMBDA, data_file
 from tests.fmindex.test_fmindex import reads_for
@@ -248,14 +249,79 @@ def test_index_memory_option(tmp_path, capsys):
     assert "--memory" in capsys.readouterr().err and not (tmp_path / "none.ssx").exists()
 
 
-def test_records_cut_across_reading_batches_are_joined(tmp_path, monkeypatch, rng):
+def naive_text(records) -> list[int]:
+    """Codes of records joined by '#' (any letter but ACGT as '#'), '$' last."""
+    code = {"A": 2, "C": 3, "G": 4, "T": 5}
+    return [c for i, (_, seq) in enumerate(records) for c in ([1] if i else []) + [code.get(b, 1) for b in seq]] + [0]
+
+
+@pytest.mark.parametrize("compressed", [False, True], ids=["plain", "gzip"])
+def test_records_cut_across_reading_batches_are_joined(tmp_path, monkeypatch, rng, compressed):
+    """Batches of 7 bases, and (gzip) a text many times the file's size, so its room is grown."""
     records = [(f"r{i}", "".join(rng.choice(list("ACGTN"), int(rng.integers(0, 200))))) for i in range(8)]
-    path = tmp_path / "ref.fa"
-    path.write_text("".join(f">{n}\n{s}\n" for n, s in records))
+    if compressed:
+        records.append(("run", "ACGT" * 300_000))
+    path = tmp_path / ("ref.fa.gz" if compressed else "ref.fa")
+    raw = "".join(f">{n}\n{s}\n" for n, s in records).encode()
+    path.write_bytes(gzip.compress(raw) if compressed else raw)
     whole = load_reference(path)
-    monkeypatch.setattr(reference, "read_batches", functools.partial(read_batches, batch_bases=7))
+    assert whole.text.tolist() == naive_text(records)
+    monkeypatch.setattr(reference, "BATCH_BASES", 7)
     cut = load_reference(path)
     assert cut.names == whole.names == [n for n, _ in records]
     for name in ("text", "starts", "lengths"):
         assert np.array_equal(getattr(cut, name), getattr(whole, name))
     assert whole.lengths.tolist() == [len(s) for _, s in records]
+
+
+def written(path, ref, arrays) -> bytes:
+    write_index(path, ref, arrays, "ref")
+    return path.read_bytes()
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_spilled_arrays_give_the_same_index_file(tmp_path, rng, monkeypatch, threads):
+    """Rank blocks, samples and k-mer table written to temporary files as they are filled
+    (spill.py), in one piece and in pieces, rows filled in windows of 5, 64 and 1000: the .ssx of
+    the arrays held in memory, byte for byte, and no temporary file left behind."""
+    spills = tmp_path / "spills"
+    spills.mkdir()
+    for sa_sample, repeat_sample, kmer, wide in [(8, 2, 3, False), (1, 0, 0, True), (32, None, None, False),
+                                                 (4, 2, 7, True)]:  # k=7: more codes than suffixes, most absent
+        text = hostile_text(rng, int(rng.integers(2, 3000)))
+        ref = Reference(text=text, names=["a"], starts=np.zeros(1, np.int64), lengths=np.array([text.size - 1]))
+        want = written(tmp_path / "one.ssx", ref, build_arrays(ref, sa_sample, repeat_sample, kmer, wide))
+        for window in (5, 64, 1000):
+            monkeypatch.setattr(build, "WINDOW", window)
+            for piece in (None, 1, 97):
+                arrays = build_arrays(ref, sa_sample, repeat_sample, kmer, wide, piece=piece, threads=threads,
+                                      spill_dir=str(spills))
+                spilled = (arrays.blocks, arrays.samples, arrays.kmer_table)
+                assert all(isinstance(array, Spill) for array in spilled)
+                assert written(tmp_path / "spilled.ssx", ref, arrays) == want
+                for array in spilled:
+                    array.close()
+                assert not list(spills.iterdir())
+
+
+def test_seqsift_index_in_pieces_writes_the_in_memory_index(tmp_path, monkeypatch):
+    """`seqsift index` (FMIndex.build_file: spilled, the text let go before writing) in pieces of
+    1/20 of Klebsiella on one thread and two: the file FMIndex.build(...).save() writes."""
+    fasta = data_file("klebsiella_HS11286.fa.gz")
+    FMIndex.build(fasta).save(tmp_path / "memory.ssx")
+    want = (tmp_path / "memory.ssx").read_bytes()
+    monkeypatch.setattr(build, "plan_pieces", lambda n, *args, **kwargs: n // 20)
+    for threads in ("1", "2"):
+        assert main(["index", str(fasta), "-o", str(tmp_path / "cli.ssx"), "-t", threads, "--quiet"]) == 0
+        assert (tmp_path / "cli.ssx").read_bytes() == want
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cli.ssx", "memory.ssx"]
+
+
+def test_seqsift_index_to_standard_output_writes_the_file(tmp_path, capsysbinary):
+    """`-o -`: the index on stdout (blocks and samples spilled to the system's temporary
+    directory), the bytes of the file `-o FILE` writes, and the summary on stderr."""
+    assert main(["index", str(LAMBDA), "-o", str(tmp_path / "lambda.ssx"), "--quiet"]) == 0
+    capsysbinary.readouterr()
+    assert main(["index", str(LAMBDA), "-o", "-"]) == 0
+    out, err = capsysbinary.readouterr()
+    assert out == (tmp_path / "lambda.ssx").read_bytes() and b"48,502 bases" in err

@@ -82,9 +82,10 @@ def close_blocks(blocks, counts, marks, n):
 
 
 @njit(cache=True)
-def fill_kmer_table(text, sa, lo, hi, row0, k, table):
+def fill_kmer_table(text, sa, lo, hi, row0, k, code0, table):
     """[lo, hi) of every k-mer: the rows whose suffix starts with it are contiguous in the SA, so one
-    pass in row order finds each k-mer's first and last row."""
+    pass in row order finds each k-mer's first and last row. table[c - code0] holds k-mer c's (the
+    table whole, code0 0, or the codes these rows can have, build._Table)."""
     n = text.size
     base = np.uint64(text.ctypes.data)
     for i in range(lo, hi):
@@ -103,6 +104,7 @@ def fill_kmer_table(text, sa, lo, hi, row0, k, table):
             code = code * 4 + (c - 2)
         if code < 0:
             continue
+        code -= code0
         if table[code, 1] == 0:
             table[code, 0] = r
         table[code, 1] = r + 1

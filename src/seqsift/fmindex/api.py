@@ -4,6 +4,7 @@ both strands."""
 from __future__ import annotations
 
 import os
+import tempfile
 from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
@@ -56,6 +57,32 @@ class FMIndex:
         reference = load_reference(fasta)
         arrays = build_arrays(reference, sa_sample, repeat_sample, kmer, wide, memory=memory, threads=threads)
         return cls(reference, arrays, display_name(fasta))
+
+    @staticmethod
+    def build_file(fasta: str | os.PathLike, path: str | os.PathLike, sa_sample: int = 32,
+                   repeat_sample: int | None = None, kmer: int | None = None, wide: bool | None = None,
+                   memory: int | None = None, threads: int = 1) -> tuple[Reference, "IndexArrays"]:
+        """Index a FASTA file straight into an .ssx file (`seqsift index`; '-' for stdout), the
+        same bytes as build(...).save(path) in less memory: the rank blocks, SA samples and k-mer
+        table are written to temporary files beside it as they are filled (spill.py), and the
+        text is let go before the file is written. Returns the reference's records (no text) and
+        the arrays (those three as their Spills, closed: sizes only)."""
+        from seqsift.fmindex.build import build_arrays, map_large_arrays
+        from seqsift.fmindex.ssx import write_index
+
+        map_large_arrays()
+        reference = load_reference(fasta)
+        target = os.path.realpath(path) if str(path) != "-" else None
+        beside = target is not None and (not os.path.exists(target) or os.path.isfile(target))
+        arrays = build_arrays(reference, sa_sample, repeat_sample, kmer, wide, memory=memory, threads=threads,
+                              spill_dir=os.path.dirname(target) if beside else tempfile.gettempdir())
+        reference = Reference(text=None, names=reference.names, starts=reference.starts, lengths=reference.lengths)
+        try:
+            write_index(path, reference, arrays, display_name(fasta))
+        finally:
+            for spilled in (arrays.blocks, arrays.samples, arrays.kmer_table):
+                spilled.close()
+        return reference, arrays
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> "FMIndex":

@@ -20,6 +20,7 @@ completely at build time, replaces the last k steps of every backward search.
 
 from __future__ import annotations
 
+import ctypes
 import math
 
 import numpy as np
@@ -29,6 +30,7 @@ from seqsift.errors import UsageError
 from seqsift.fmindex.layout import MAX_COUNT, MAX_KMER, MAX_TEXT, NARROW, WORDS, IndexArrays
 from seqsift.fmindex.pieces import BUCKETS, BYTES_PER_SUFFIX, DEFAULT_COVER, difference_cover, suffix_pieces
 from seqsift.fmindex.reference import Reference
+from seqsift.fmindex.spill import Spill
 from seqsift.precompiled import Kernel
 
 KMER_CAP = 12  # the default never exceeds 128 MiB of table (docs/benchmarks.md: k=10-12 beat k=9 since the search is compute-bound)
@@ -41,7 +43,7 @@ _SA, _ROWS = ("int32", "int64"), ("uint32", "uint64")
 _FILL_ROWS = Kernel(_CPU, "fill_rows", *(f"uint8[:] {sa}[:] int64 int64 int64 int64 int64 int64 uint64[:,:] uint64[:] "
                                          f"uint64[:] {rows}[:]" for sa in _SA for rows in _ROWS), results=1)
 _CLOSE_BLOCKS = Kernel(_CPU, "close_blocks", "uint64[:,:] uint64[:] uint64[:] int64")
-_FILL_KMER_TABLE = Kernel(_CPU, "fill_kmer_table", *(f"uint8[:] {sa}[:] int64 int64 int64 int64 {rows}[:,:]"
+_FILL_KMER_TABLE = Kernel(_CPU, "fill_kmer_table", *(f"uint8[:] {sa}[:] int64 int64 int64 int64 int64 {rows}[:,:]"
                                                      for sa in _SA for rows in _ROWS))
 _SYMBOL_COUNTS = Kernel(_CPU, "symbol_counts", "uint8[:] int64[:]")
 _PACK = Kernel(_CPU, "pack", "uint8[:] uint8[:]")
@@ -79,22 +81,106 @@ def repeat_window(n: int) -> int:
     return math.ceil(math.log(max(n, 4), 4)) + 4
 
 
-WINDOW = 1 << 22  # rows filled at a time: 32 MiB of copies and samples' buffer at most
+WINDOW = 1 << 20  # rows filled at a time: 8 MiB of copies (and of spilled blocks and samples' buffers) at most
+
+
+class _Blocks:
+    """The rank blocks being filled: all of them in memory or, given a Spill (spill.py), a
+    window's: after each window the complete blocks are appended to it and only the one still
+    open is kept, so the construction holds 64 bytes per 64 rows of a window, not of the text.
+    `first` is the block buffer[0] holds (always 0 in memory)."""
+
+    def __init__(self, n: int, spill: Spill | None = None):
+        self.total, self.spill, self.first = n // 64 + 1, spill, 0
+        rows = self.total if spill is None else (WINDOW + 1) // 64 + 3  # a window's rows and the open block
+        self.buffer = np.zeros((rows, WORDS), np.uint64)
+
+    def done_before(self, row: int) -> None:
+        """Rows before `row` are filled: the blocks they complete go to the spill."""
+        if self.spill is None:
+            return
+        complete = min(row >> 6, self.total) - self.first
+        self.spill.append(self.buffer[:complete])
+        self.buffer[: self.buffer.shape[0] - complete] = self.buffer[complete:]
+        self.buffer[self.buffer.shape[0] - complete :] = 0
+        self.first += complete
+
+    def result(self) -> np.ndarray | Spill:
+        if self.spill is None:
+            return self.buffer
+        self.done_before(self.total << 6)
+        return self.spill
+
+
+class _Table:
+    """The k-mer table being filled: whole in memory or, given a Spill, the codes a window's rows
+    can have. Rows come in suffix order, so their k-mers' codes never decrease, and the first and
+    last rows of a window bound its codes (_bound). Every code below a window's least is complete
+    and goes to the spill (absent k-mers as zeros), the buffer holding the rest."""
+
+    def __init__(self, text: np.ndarray, k: int, positions, spill: Spill | None = None):
+        self.text, self.k, self.spill, self.first = text, k, spill, 0  # first: the code buffer[0] holds
+        self.buffer = np.zeros((4**k if spill is None else 0, 2), positions)
+
+    def _bound(self, p: int, upper: bool) -> int:
+        """The least (greatest) code of a k-mer whose suffix sorts at or after (before) the one
+        at p: its bases up to the first '#' or '$', then A (then below that '#': one less)."""
+        symbols = self.text[p : p + self.k].astype(np.int64)  # the text ends with '$': a short one has it
+        bases = int(np.argmax(symbols < 2)) if np.any(symbols < 2) else self.k
+        code = 0
+        for c in symbols[:bases].tolist():
+            code = code * 4 + c - 2
+        code *= 4 ** (self.k - bases)
+        return code - 1 if upper and bases < self.k else code
+
+    def window(self, first_position: int, last_position: int) -> np.ndarray:
+        """The buffer for rows from the suffix at first_position to the one at last_position
+        (self.first: its code0)."""
+        if self.spill is None:
+            return self.buffer
+        self._done_before(self._bound(first_position, False))
+        need = self._bound(last_position, True) + 1 - self.first
+        if need > self.buffer.shape[0]:
+            grown = np.zeros((need, 2), self.buffer.dtype)
+            grown[: self.buffer.shape[0]] = self.buffer
+            self.buffer = grown
+        return self.buffer
+
+    def _done_before(self, code: int) -> None:
+        """Codes below `code` are complete: to the spill, and the buffer moved on."""
+        if code <= self.first:
+            return
+        held = min(code - self.first, self.buffer.shape[0])
+        self.spill.append(self.buffer[:held])
+        for at in range(self.first + held, code, WINDOW):  # codes past the buffer: k-mers absent
+            self.spill.append(np.zeros((min(WINDOW, code - at), 2), self.buffer.dtype))
+        self.buffer = self.buffer[held:].copy()
+        self.first = code
+
+    def result(self) -> np.ndarray | Spill:
+        if self.spill is None:
+            return self.buffer
+        self._done_before(4**self.k)
+        return self.spill
 
 
 class _Rows:
     """Fills the rank blocks, SA samples and k-mer table from suffix array rows given in order,
     in pieces of any size: each row's repeat mark needs the rows on either side of it, so the last
-    row of a piece is filled with the next piece."""
+    row of a piece is filled with the next piece. The blocks and the samples are held whole, or
+    appended to Spills in `spill_dir` as they are filled."""
 
-    def __init__(self, text, blocks, table, k, sa_sample, repeat_sample, window, positions):
-        self.text, self.blocks, self.table, self.k = text, blocks, table, k
+    def __init__(self, text, k, sa_sample, repeat_sample, window, positions, spill_dir=None):
+        self.text, self.k = text, k
+        spills = spill_dir is not None
+        self.blocks = _Blocks(text.size, Spill(spill_dir, np.uint64, (WORDS,)) if spills else None)
+        self.table = _Table(text, k, positions, Spill(spill_dir, positions, (2,)) if spills else None)
         self.sa_sample, self.repeat_sample, self.window = sa_sample, repeat_sample, window
         self.positions = positions
         self.counts, self.marks = np.zeros(4, np.uint64), np.zeros(1, np.uint64)
         self.tail = np.empty(0, np.int64)  # [row before the pending one,] the pending row
         self.row = 0  # the next row to be given
-        self.samples: list[np.ndarray] = []
+        self.samples: list[np.ndarray] | Spill = Spill(spill_dir, positions) if spills else []
 
     def add(self, row: int, sa: np.ndarray) -> None:
         """Rows row.. of the suffix array, WINDOW at a time (the copies and the samples' buffer
@@ -112,21 +198,33 @@ class _Rows:
         first = row - (self.tail.size > 0)
         if hi > lo:
             out = np.empty(hi - lo, self.positions)
-            kept = _FILL_ROWS(self.text, rows, lo, hi, first, self.sa_sample, self.repeat_sample, self.window,
-                              self.blocks, self.counts, self.marks, out)
-            self.samples.append(out[:kept].copy())
-            _FILL_KMER_TABLE(self.text, rows, lo, hi, first, self.k, self.table)
+            blocks = self.blocks
+            kept = _FILL_ROWS(self.text, rows, lo, hi, first - (blocks.first << 6), self.sa_sample,
+                              self.repeat_sample, self.window, blocks.buffer, self.counts, self.marks, out)
+            if isinstance(self.samples, Spill):
+                self.samples.append(out[:kept])
+            else:
+                self.samples.append(out[:kept].copy())
+            table = self.table.window(int(rows[lo]), int(rows[hi - 1]))
+            _FILL_KMER_TABLE(self.text, rows, lo, hi, first, self.k, self.table.first, table)
+            blocks.done_before(first + hi - lo)
         self.tail = np.asarray(rows[max(rows.size - 2, 0) :], np.int64) if not last else np.empty(0, np.int64)
 
-    def finish(self) -> np.ndarray:
-        """The SA samples, once every row is given."""
+    def finish(self) -> tuple[np.ndarray | Spill, np.ndarray | Spill, np.ndarray | Spill]:
+        """(the rank blocks, the SA samples, the k-mer table), once every row is given."""
         if self.tail.size:
             self._window(self.row, np.empty(0, np.int64), last=True)
-        _CLOSE_BLOCKS(self.blocks, self.counts, self.marks, self.text.size)
-        return np.concatenate(self.samples) if self.samples else np.empty(0, self.positions)
+        blocks = self.blocks
+        _CLOSE_BLOCKS(blocks.buffer, self.counts, self.marks, self.text.size - (blocks.first << 6))
+        if isinstance(self.samples, Spill):
+            return blocks.result(), self.samples, self.table.result()
+        samples = np.concatenate(self.samples) if self.samples else np.empty(0, self.positions)
+        return blocks.result(), samples, self.table.result()
 
 
-BASE_MEMORY = 192 << 20  # bytes: the interpreter, numpy, Numba and the kernels (`seqsift index` of lambda: 146 MiB)
+# bytes: the interpreter, numpy and the kernels (`seqsift index` of a 205 kbp excerpt of Klebsiella:
+# 87 MiB in all, 2026-12-01), and what the allocator keeps
+BASE_MEMORY = 128 << 20
 ONE_PIECE_UP_TO = 2 << 30  # bytes: the default --memory is the larger of this and 4 bytes a base
 
 
@@ -137,11 +235,32 @@ def default_memory(n: int) -> int:
     return max(4 * n, ONE_PIECE_UP_TO)
 
 
-def _held(n: int, k: int, sa_sample: int, repeat_sample: int, itemsize: int) -> int:
-    """Bytes every construction holds: the text, the rank blocks, the k-mer table, the samples
-    (repeats counted as half the genome; more repeats, more samples) and the process itself."""
-    samples = n // sa_sample + (n // repeat_sample // 2 if repeat_sample else 0)
-    return BASE_MEMORY + n + (n // 64 + 1) * 64 + 2 * 4**k * itemsize + samples * itemsize
+def _held(n: int, k: int, sa_sample: int, repeat_sample: int, itemsize: int, spilled: bool = False) -> int:
+    """Bytes every construction holds: the text, the k-mer table, the process itself and the rank
+    blocks and samples, whole (repeats counted as half the genome; more repeats, more samples)
+    or, spilled, a window's of them and of the rows' copies."""
+    if spilled:  # blocks, samples, copies of the window
+        rows = WINDOW * (8 + itemsize + 1) + 2 * WINDOW * 8
+    else:
+        rows = (n // 64 + 1) * 64 + (n // sa_sample + (n // repeat_sample // 2 if repeat_sample else 0)) * itemsize
+    # the k-mer table counted whole even spilled: planned without it, 0.25 Gbp at --memory 553M
+    # peaked at 586 MiB (ede31c5, 2026-12-01), a part of the peak not yet accounted for
+    return BASE_MEMORY + n + 2 * 4**k * itemsize + rows
+
+
+_M_MMAP_THRESHOLD = -3  # glibc's mallopt parameter
+
+
+def map_large_arrays() -> None:
+    """Have glibc map and unmap every allocation of 1 MiB or more on its own, from now on in this
+    process. By default it raises that threshold to the size of each large block freed, up to
+    32 MiB, after which the construction's many batch-, window- and piece-sized arrays come from
+    the heap, and the heap keeps what they leave: `seqsift index --memory 520M` of 64 Mbp peaked
+    at 483 MiB that way against 367 MiB (2026-12-01). Elsewhere than glibc, nothing is done."""
+    try:
+        ctypes.CDLL(None).mallopt(_M_MMAP_THRESHOLD, 1 << 20)
+    except (OSError, AttributeError):
+        pass
 
 
 THREAD_MEMORY = 80 << 20  # bytes a sorting thread beyond the first adds (docs/benchmarks.md: 79 MB at -t 2, 0.25 Gbp)
@@ -156,8 +275,9 @@ def plan_pieces(n: int, memory: int, held: int, cover: int = DEFAULT_COVER, thre
     spare = memory - held - -(-n // cover) * difference_cover(cover).size * 4 - 4 * cover * cover - 2 * 8 * BUCKETS
     spare -= (threads - 1) * THREAD_MEMORY
     capacity = spare // BYTES_PER_SUFFIX
-    if capacity < 1 << 16:
-        need = (memory - spare + (1 << 16) * BYTES_PER_SUFFIX) / 2**30
+    least = max((1 << 16) * BYTES_PER_SUFFIX, n // 4)  # a piece, or the packed text made after the last one
+    if spare < least:
+        need = math.ceil((memory - spare + least) / 2**30 * 100) / 100  # rounded up: accepted as said
         raise UsageError(f"--memory {memory / 2**30:.2f} GiB is too little for {n:,} symbols: the index itself "
                          f"and its construction need at least {need:.2f} GiB")
     return int(capacity)
@@ -165,13 +285,15 @@ def plan_pieces(n: int, memory: int, held: int, cover: int = DEFAULT_COVER, thre
 
 def build_arrays(reference: Reference, sa_sample: int = 32, repeat_sample: int | None = None, kmer: int | None = None,
                  wide: bool | None = None, memory: int | None = None, piece: int | None = None,
-                 threads: int = 1) -> IndexArrays:
+                 threads: int = 1, spill_dir: str | None = None) -> IndexArrays:
     """repeat_sample 0, or not below sa_sample, marks no more in repeats (None: by the genome's
     size, default_repeat_sample); wide: 64-bit samples and k-mer rows (automatic past NARROW
     symbols; tests force it); memory: bytes the construction may hold (default_memory), beyond
     which the suffix array is sorted in pieces (pieces.py); piece: suffixes a piece holds, forcing
     the piecewise sort (tests); threads: how many sort a piece's buckets at once. Both sorts give
-    the same index, byte for byte, on any number of threads."""
+    the same index, byte for byte, on any number of threads. spill_dir: a directory where the rank
+    blocks, SA samples and k-mer table are written as they are filled (spill.py), for an index
+    that is only written to a file (ssx.write_index takes them; nothing searches them)."""
     text = np.ascontiguousarray(reference.text)  # pydivsufsort needs a writable array
     n = int(text.size)
     repeat_sample = default_repeat_sample(n) if repeat_sample is None else repeat_sample
@@ -195,11 +317,9 @@ def build_arrays(reference: Reference, sa_sample: int = 32, repeat_sample: int |
     repeat_sample = repeat_sample if repeat_sample < sa_sample else 0
     window = repeat_window(n) if repeat_sample else 0
     if piece is None:
-        held = _held(n, k, sa_sample, repeat_sample, np.dtype(positions).itemsize)
+        held = _held(n, k, sa_sample, repeat_sample, np.dtype(positions).itemsize, spill_dir is not None)
         piece = plan_pieces(n, default_memory(n) if memory is None else memory, held, threads=threads)
-    blocks = np.zeros((n // 64 + 1, WORDS), np.uint64)
-    table = np.zeros((4**k, 2), positions)
-    rows = _Rows(text, blocks, table, k, sa_sample, repeat_sample, window, positions)
+    rows = _Rows(text, k, sa_sample, repeat_sample, window, positions, spill_dir)
     if piece:
         for row, sa in suffix_pieces(text, piece, threads=threads):
             rows.add(row, sa)
@@ -208,7 +328,7 @@ def build_arrays(reference: Reference, sa_sample: int = 32, repeat_sample: int |
         sa = divsufsort(text)  # int32 or int64, as the library chooses for the length
         rows.add(0, sa)
         del sa  # the largest array: gone before the packing and the gap scan make theirs
-    samples = rows.finish()
+    blocks, samples, table = rows.finish()
     C = np.cumsum(symbol_counts)[1:5].astype(np.int64)  # symbols below A, C, G, T
     return IndexArrays(blocks=blocks, C=C, samples=samples, kmer_table=table, packed=_packed(text), gaps=_gaps(text),
                        n=n, sa_sample=sa_sample, repeat_sample=repeat_sample, repeat_window=window, kmer=k)

@@ -34,8 +34,9 @@ def add_parser(sub, parent: argparse.ArgumentParser) -> None:
                    "the largest k with 4^k <= bases/4, at most 12)")
     p.add_argument("--memory", type=parse_size, metavar="SIZE",
                    help="memory the construction may hold, e.g. 6G: beyond what sorting the whole suffix array at once "
-                   "needs (~7 bytes a base below 2^31 bases, ~11 above) it is sorted in pieces, slower, to the same "
-                   "index, on --threads threads (default: 4 bytes a base, at least 2G)")
+                   "needs (~6 bytes a base below 2^31 bases, ~10 above) it is sorted in pieces, slower, to the same "
+                   "index, on --threads threads; the least it takes is about 2 bytes a base past 1 Gbp, more on "
+                   "smaller genomes and more threads (default: 4 bytes a base, at least 2G)")
     p.set_defaults(run=run_index)
 
     p = sub.add_parser("search", parents=[parent],
@@ -88,13 +89,12 @@ def run_index(args: argparse.Namespace) -> int:
 
     output = args.output or default_output(args.reference)
     start = time.perf_counter()
-    index = FMIndex.build(args.reference, sa_sample=args.sa_sample, repeat_sample=args.repeat_sample,
-                          kmer=args.kmer, memory=args.memory, threads=args.threads)
-    index.save(output)
-    r = index.reference
-    warn(args, f"{len(r.names)} records, {int(r.lengths.sum()):,} bases, k-mer table k={index.arrays.kmer}, "
-               f"SA sample {args.sa_sample} (repeats {index.arrays.repeat_sample or 'none'}): {output} "
-               f"({os.path.getsize(output) / 2**20:.1f} MiB) in {time.perf_counter() - start:.2f} s")
+    r, arrays = FMIndex.build_file(args.reference, output, sa_sample=args.sa_sample, repeat_sample=args.repeat_sample,
+                                   kmer=args.kmer, memory=args.memory, threads=args.threads)
+    size = "" if output == "-" else f"({os.path.getsize(output) / 2**20:.1f} MiB) "
+    warn(args, f"{len(r.names)} records, {int(r.lengths.sum()):,} bases, k-mer table k={arrays.kmer}, "
+               f"SA sample {args.sa_sample} (repeats {arrays.repeat_sample or 'none'}): {output} {size}"
+               f"in {time.perf_counter() - start:.2f} s")
     return EXIT_OK
 
 

@@ -17,6 +17,7 @@ from seqsift.io.fastx import read_batches
 from seqsift.io.openers import display_name
 
 END, SEP = 0, 1
+BATCH_BASES = 16 << 20  # bases read at a time: the file's bytes, the batch and its codes, ~50 MiB at once
 BASES = b"ACGT"
 _TEXT_CODE = np.full(256, SEP, np.uint8)
 READ_CODE = np.full(256, 255, np.uint8)  # reads: A C G T -> 0..3, anything else -> 255
@@ -43,31 +44,54 @@ class Reference:
 
 def load_reference(path: str | os.PathLike) -> Reference:
     """Read every record of a FASTA file (plain/gz/bz2/xz) into one encoded text. The file is read
-    in batches (a long record across several) and the text filled once their sizes are known, so
-    the peak is the codes and the text, 2 bytes a base, never the raw file besides."""
-    names, parts, lengths = [], [], []
-    for batch in read_batches(path):
+    in batches (a long record across several), each batch's codes written straight into the text,
+    so the peak is the text and one batch, about a byte a base (issue 29), never the raw file or
+    all the codes besides."""
+    names, lengths = [], []
+    text = _Text(path)
+    for batch in read_batches(path, batch_bases=BATCH_BASES):
         for i in range(len(batch)):
             seq = batch.seq[batch.bounds[i] : batch.bounds[i + 1]]
             if batch.start[i] == 0:
+                if names:
+                    text.add(np.full(1, SEP, np.uint8))
                 names.append(batch.names[i])
                 lengths.append(0)
-            parts.append((len(names) - 1, int(batch.start[i]), _TEXT_CODE[seq]))
+            text.add(_TEXT_CODE[seq])
             lengths[-1] += seq.size
     if not names:
         raise FormatError(display_name(path), 0, "the reference has no records")
+    text.add(np.full(1, END, np.uint8))
     lengths = np.asarray(lengths, np.int64)
     starts = np.concatenate(([0], np.cumsum(lengths + 1)[:-1])).astype(np.int64)
-    text = np.full(int(starts[-1] + lengths[-1] + 1), SEP, np.uint8)
-    parts.reverse()
-    while parts:  # each part freed once copied
-        record, offset, codes = parts.pop()
-        at = int(starts[record]) + offset
-        text[at : at + codes.size] = codes
-    text[-1] = END
-    if not np.any(text >= 2):
+    codes = text.whole()
+    if not np.any(codes >= 2):
         raise FormatError(display_name(path), 0, "the reference has no A, C, G or T")
-    return Reference(text=text, names=names, starts=starts, lengths=lengths)
+    return Reference(text=codes, names=names, starts=starts, lengths=lengths)
+
+
+class _Text:
+    """The text, filled in order: room for the file's size at first (a plain FASTA's text is no
+    longer than its file; pages never written are never held), grown by a quarter where a
+    compressed file holds more (a reallocation, no copy of the pages), shrunk to its length."""
+
+    def __init__(self, path: str | os.PathLike):
+        try:
+            room = os.path.getsize(path) + 1
+        except OSError:  # not a file (a pipe): grown as it comes
+            room = 1 << 20
+        self.codes, self.used = np.empty(max(room, 1 << 20), np.uint8), 0
+
+    def add(self, codes: np.ndarray) -> None:
+        end = self.used + codes.size
+        if end > self.codes.size:
+            self.codes.resize(max(end, self.codes.size + self.codes.size // 4), refcheck=False)
+        self.codes[self.used : end] = codes
+        self.used = end
+
+    def whole(self) -> np.ndarray:
+        self.codes.resize(self.used, refcheck=False)
+        return self.codes
 
 
 def encode_reads(reads: list[bytes | str]) -> tuple[np.ndarray, np.ndarray]:

@@ -24,6 +24,7 @@ from seqsift.errors import InputError
 from seqsift.fmindex import checked
 from seqsift.fmindex.layout import MAX_KMER, MAX_TEXT, NARROW, WORDS, IndexArrays
 from seqsift.fmindex.reference import Reference
+from seqsift.fmindex.spill import Spill
 from seqsift.io.mapped import MappedFile, open_mapped
 from seqsift.io.openers import check_readable, display_name, open_regular_fd, read_fd
 from seqsift.io.writers import atomic_output
@@ -86,7 +87,9 @@ def _crc(array: np.ndarray) -> int:
 
 
 def write_index(path: str | os.PathLike, reference: Reference, arrays: IndexArrays, source: str = "") -> None:
-    """Write the index atomically (a temp file renamed on success)."""
+    """Write the index atomically (a temp file renamed on success). The rank blocks, samples and
+    k-mer table may be Spills (build.build_arrays' spill_dir): their files are copied in, the
+    same bytes."""
     named = {
         "blocks": arrays.blocks, "samples": arrays.samples, "kmer_table": arrays.kmer_table,
         "packed": arrays.packed, "gaps": arrays.gaps, "starts": reference.starts, "lengths": reference.lengths,
@@ -94,9 +97,14 @@ def write_index(path: str | os.PathLike, reference: Reference, arrays: IndexArra
     layout, offset = {}, 0
     wide = arrays.samples.dtype == np.uint64
     for name, array in named.items():
-        array = np.ascontiguousarray(array, dtype=_dtype(name, wide))
-        named[name] = array
-        layout[name] = {"dtype": _dtype(name, wide), "shape": list(array.shape), "offset": offset, "crc32": _crc(array)}
+        if isinstance(array, Spill):  # written as it was made (build.py): its bytes are copied from its file
+            if array.dtype != np.dtype(_dtype(name, wide)):
+                raise AssertionError(f"array {name!r} spilled as {array.dtype}, written as {_dtype(name, wide)}")
+            crc = array.crc
+        else:
+            array = named[name] = np.ascontiguousarray(array, dtype=_dtype(name, wide))
+            crc = _crc(array)
+        layout[name] = {"dtype": _dtype(name, wide), "shape": list(array.shape), "offset": offset, "crc32": crc}
         offset += -(-array.nbytes // ALIGN) * ALIGN
     header = {
         "format": "seqsift FM-index", "created_by": f"seqsift {__version__}", "source": source,
@@ -111,7 +119,10 @@ def write_index(path: str | os.PathLike, reference: Reference, arrays: IndexArra
         out.write(text)
         out.write(b"\0" * (data_start - PREAMBLE.size - len(text)))
         for name, array in named.items():
-            out.write(memoryview(array).cast("B"))
+            if isinstance(array, Spill):
+                array.copy_to(out)
+            else:
+                out.write(memoryview(array).cast("B"))
             out.write(b"\0" * (-array.nbytes % ALIGN))
 
 
