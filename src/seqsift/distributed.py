@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
 from seqsift.errors import SeqsiftError, UsageError
+from seqsift.lazy import lend
 
 LOCAL = re.compile(r"^local:(\d+)$")
 HASH_PIECE = 4 << 20  # a shared file is hashed whole, this many bytes a read
@@ -293,15 +294,4 @@ _ENGINES = {
     "search": "seqsift.fmindex.cluster",
     "search_database": "seqsift.alignment.cluster",
 }
-
-
-def __getattr__(name: str):
-    if name in _ENGINES:
-        import importlib
-
-        return getattr(importlib.import_module(_ENGINES[name]), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__():
-    return sorted(set(globals()) | set(_ENGINES))
+__getattr__, __dir__ = lend(__name__, _ENGINES)

@@ -4,7 +4,7 @@ database search (`search_database`), local, global or semi-global, linear or aff
 The public names load their modules on first use, and the package holds the defaults the command
 line shows, so `seqsift align --help` imports neither the kernels nor Numba."""
 
-import importlib
+from seqsift.lazy import lend
 
 MATRICES = ("BLOSUM45", "BLOSUM50", "BLOSUM62", "BLOSUM80", "BLOSUM90", "PAM30", "PAM70", "PAM250")  # shipped
 DEFAULT_EVALUE = 10.0  # blastp's -evalue default
@@ -14,13 +14,4 @@ _PUBLIC = {"Database": "database", "DatabaseHit": "database", "search_database":
            "align": "pairwise", "align_pairs": "pairwise", "rescore": "pairwise", "Scoring": "scoring",
            "dna": "scoring", "matrix": "scoring"}
 __all__ = ["MATRICES", *sorted(_PUBLIC)]
-
-
-def __getattr__(name: str):
-    if name in _PUBLIC:
-        return getattr(importlib.import_module(f"{__name__}.{_PUBLIC[name]}"), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__():
-    return sorted(set(globals()) | set(_PUBLIC))
+__getattr__, __dir__ = lend(__name__, {name: f"{__name__}.{home}" for name, home in _PUBLIC.items()})

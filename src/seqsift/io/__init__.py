@@ -4,7 +4,7 @@ The names below load their module on first use (PEP 562), so importing one modul
 package (io.openers, io.mapped) does not import the others, nor numpy with them: `seqsift find`
 over files runs without numpy (docs/benchmarks.md, "Start-up")."""
 
-import importlib
+from seqsift.lazy import lend
 
 _HOMES = {
     "STDIN": "seqsift.io.openers",
@@ -21,13 +21,4 @@ _HOMES = {
     "spooled_stdin": "seqsift.io.openers",
 }
 __all__ = sorted(_HOMES)
-
-
-def __getattr__(name: str):
-    if name in _HOMES:
-        return getattr(importlib.import_module(_HOMES[name]), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__():
-    return sorted(set(globals()) | set(_HOMES))
+__getattr__, __dir__ = lend(__name__, _HOMES)
