@@ -58,8 +58,10 @@ def build_binaries(target: int) -> tuple[Path, list[Path]]:
     tree = DATA / "binaries"
     listing = DATA / "binaries.txt"
     if listing.exists():
-        files = [Path(p) for p in listing.read_text().split("\n") if p]
-        if sum(p.stat().st_size for p in files) >= target:
+        # paths relative to the tree (listings written before 2026-12-02 held absolute ones, of
+        # whichever checkout made them: their part below binaries/ is taken)
+        files = [tree / p.split("/binaries/", 1)[-1] for p in listing.read_text().split("\n") if p]
+        if all(p.is_file() for p in files) and sum(p.stat().st_size for p in files) >= target:
             return tree, files
     shutil.rmtree(tree, ignore_errors=True)
     files, total = [], 0
@@ -74,7 +76,7 @@ def build_binaries(target: int) -> tuple[Path, list[Path]]:
                 shutil.copyfile(src, dst)
                 files.append(dst)
                 total += dst.stat().st_size
-    listing.write_text("\n".join(map(str, files)))
+    listing.write_text("\n".join(str(p.relative_to(tree)) for p in files))
     return tree, files
 
 
