@@ -32,15 +32,22 @@ EXIT_INTERRUPTED = 130  # Ctrl-C (128 + SIGINT)
 # --follow-file-symlinks.
 NEVER, NAMED, ALWAYS = 0, 1, 2
 
-_SIZE = re.compile(r"^\s*(\d+)\s*([kKmMgGtT]?)(i?[bB])?\s*$")
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d*)?|\.\d+)\s*([kKmMgGtT]?)(i?[bB])?\s*$")
 
 
 def parse_size(text: str) -> int:
-    """'64M', '1G', '4096' -> bytes (binary multiples)."""
+    """'64M', '1G', '1.71G', '4096' -> bytes (binary multiples, a fraction rounded down), so that
+    the figure `index --memory` names when it is too little ("at least 1.71 GiB") can be given back
+    as it is written."""
     match = _SIZE.match(text)
-    if not match or int(match.group(1)) < 1:
+    size = 0
+    if match:
+        whole, _, fraction = match.group(1).partition(".")
+        shift = 10 * " KMGT".index(match.group(2).upper() or " ")
+        size = (int(whole + fraction or "0") << shift) // 10 ** len(fraction)
+    if size < 1:
         raise argparse.ArgumentTypeError(f"{text!r} is not a size: use a number with an optional K, M or G, e.g. 64M")
-    return int(match.group(1)) << (10 * " KMGT".index(match.group(2).upper() or " "))
+    return size
 
 
 def positive_int(text: str) -> int:

@@ -1,5 +1,6 @@
 """`seqsift find` as a user runs it: output formats, exit codes, errors, atomic output, Ctrl-C."""
 
+import argparse
 import gzip
 import json
 import os
@@ -257,3 +258,20 @@ def test_a_bad_option_prints_the_subcommands_usage(capsys, command):
     err = capsys.readouterr().err
     assert err.startswith(f"usage: seqsift {command} ")
     assert f"seqsift {command}: error: unrecognized arguments: --no-such-option" in err
+
+
+@pytest.mark.parametrize("text, size", [("4096", 4096), ("64M", 64 << 20), ("1G", 1 << 30), ("2kib", 2048),
+                                        ("1.71G", int(1.71 * 2**30)), ("0.5K", 512), (".5M", 1 << 19),
+                                        ("1.5", 1), ("3.G", 3 << 30)])
+def test_sizes_take_whole_numbers_and_fractions(text, size):
+    from seqsift.options import parse_size
+
+    assert parse_size(text) == size
+
+
+@pytest.mark.parametrize("text", ["0", "0.4", "", "G", "1.2.3G", "-1M", "1X", "1e9"])
+def test_a_size_below_a_byte_or_unreadable_is_refused(text):
+    from seqsift.options import parse_size
+
+    with pytest.raises(argparse.ArgumentTypeError, match="is not a size"):
+        parse_size(text)

@@ -2,6 +2,7 @@
 array against the obvious sort, and the index against the one-piece construction, byte for byte."""
 
 import gzip
+import re
 
 import numpy as np
 import pytest
@@ -246,7 +247,11 @@ def test_index_memory_option(tmp_path, capsys):
     assert main(["index", str(fasta), "-o", str(tmp_path / "roomy.ssx"), "--memory", "8G", "--quiet"]) == 0
     assert (tmp_path / "default.ssx").read_bytes() == (tmp_path / "roomy.ssx").read_bytes()
     assert main(["index", str(fasta), "-o", str(tmp_path / "none.ssx"), "--memory", "1M"]) == 2
-    assert "--memory" in capsys.readouterr().err and not (tmp_path / "none.ssx").exists()
+    err = capsys.readouterr().err
+    assert "--memory" in err and not (tmp_path / "none.ssx").exists()
+    least = re.search(r"need at least (\d+\.\d\d) GiB", err).group(1)  # given back as written
+    assert main(["index", str(fasta), "-o", str(tmp_path / "least.ssx"), "--memory", f"{least}G", "--quiet"]) == 0
+    assert (tmp_path / "default.ssx").read_bytes() == (tmp_path / "least.ssx").read_bytes()
 
 
 def naive_text(records) -> list[int]:
