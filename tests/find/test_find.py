@@ -107,6 +107,32 @@ def test_work_items_split_large_chunks_exactly(rng, threads):
         assert seqsift.find(pattern, text, backend="cpu", threads=threads).tolist() == want
 
 
+def test_one_thread_searches_a_chunk_in_one_kernel_call(rng, monkeypatch):
+    """One thread: a chunk above MIN_STARTS_TO_SPLIT is one work item, one kernel call (each
+    item more is a call more, ~30 us of Python); two threads cut it into items. Both find what
+    the oracle finds, matches planted across the places where two threads' items are cut."""
+    from seqsift.find import cpu
+
+    calls = []
+    kernel = cpu.SCAN_RANGES
+    monkeypatch.setattr(cpu, "SCAN_RANGES", lambda *args: calls.append(1) or kernel(*args))
+    n, m = 2 * MIN_STARTS_TO_SPLIT, 24
+    text = bytearray(random_text(rng, n, b"ACGT"))
+    pattern = random_text(rng, m, b"ACGT")
+    parts = 2 * cpu.ITEMS_PER_THREAD
+    for p in range(1, parts):
+        at = (n - m + 1) * p // parts - m // 2
+        text[at : at + m] = pattern
+    text = bytes(text)
+    want = naive.find_all_fast(text, pattern)
+    assert len(want) >= parts - 1
+    for threads, items in ((1, 1), (2, parts)):
+        del calls[:]
+        assert seqsift.find(pattern, text, backend="cpu", threads=threads, chunk_size=n).tolist() == want
+        assert len(calls) == items
+        assert seqsift.find_count(pattern, text, backend="cpu", threads=threads, chunk_size=n) == len(want)
+
+
 @pytest.mark.parametrize("count", PROBE_COUNTS)
 def test_every_probe_count_matches_the_oracle(rng, threads, count):
     """The filter with each number of probes it may be given (plan.choose_probes), on random

@@ -102,7 +102,8 @@ class CpuSearcher:
     def _map(self, fn, text, los, his):
         # the kernel takes contiguous int64 ranges (a batch's bounds may be views or narrower)
         los, his = _int64_ranges(los), _int64_ranges(his)
-        items = partition(los, his, self.threads * ITEMS_PER_THREAD)
+        # one thread: one item (each item more is a kernel call more, ~30 us of Python each)
+        items = partition(los, his, self.threads * ITEMS_PER_THREAD if self.threads > 1 else 1)
         return split(lambda item: fn(text, *item), items, self.threads)
 
     def _count_total(self, text, first, los, his) -> int:
