@@ -72,6 +72,26 @@ def test_the_mapped_index_asks_for_huge_pages(tmp_path, good):
     assert loaded.locate(reads) == FMIndex.build(LAMBDA, kmer=5).locate(reads)
 
 
+@pytest.mark.parametrize("limit, dropped", [(0, True), (None, False)])
+def test_a_large_written_index_leaves_the_page_cache(tmp_path, monkeypatch, limit, dropped):
+    """Past ssx.DROP_BEHIND bytes the written file is synced and its cached pages dropped (so the
+    first search reads it back in huge pages); below, left alone. The same index either way."""
+    from seqsift.fmindex import ssx
+
+    if limit is not None:
+        monkeypatch.setattr(ssx, "DROP_BEHIND", limit)
+    advised = []
+    real = os.posix_fadvise
+    monkeypatch.setattr(os, "posix_fadvise", lambda fd, start, length, advice: (
+        advised.append((os.fstat(fd).st_size, advice)), real(fd, start, length, advice)))
+    path = tmp_path / "x.ssx"
+    built = FMIndex.build(LAMBDA, kmer=5)
+    built.save(path)
+    assert advised == ([(path.stat().st_size, os.POSIX_FADV_DONTNEED)] if dropped else [])
+    reads = ["GAATTC", "GGATCC", "ACGTTT", "GGGCGGCGACCTCGCGGG"]
+    assert FMIndex.load(path).locate(reads) == built.locate(reads)
+
+
 def test_an_index_without_repeat_sampling_keys_loads(tmp_path, good):
     """Indexes written before repeat sampling: their marks are all multiples of sa_sample."""
     header, _ = parts(good)
