@@ -134,7 +134,7 @@ def write_index(path: str | os.PathLike, reference: Reference, arrays: IndexArra
 def _drop_written_pages(out) -> None:
     """Write the file out and drop its pages from the page cache. Many of the pages a write leaves
     there are small (4 KiB) ones, and a search maps the file with whatever pages are cached: the
-    2.3 Gbp index as written (27% of its rank blocks in 2 MiB pages) searched 1 M reads in 2.7-3.4
+    2.3 Gbp index as written (28% of its rank blocks in 2 MiB pages) searched 1 M reads in 2.7-3.4
     s of CPU, the same file read back from disk under the map's MADV_HUGEPAGE in 1.7-2.3 s (_open_index; docs/benchmarks.md, "Genome
     scale"). The first search then reads the file from disk, as its first load's full check
     (checked.py) reads all of it anyway. Where the stream cannot be synced (a pipe), nothing."""
