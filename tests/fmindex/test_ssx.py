@@ -2,6 +2,7 @@
 crash, a hang or a wrong answer."""
 
 import json
+import mmap
 import os
 import struct
 import time
@@ -51,6 +52,44 @@ def test_round_trip_answers_the_same(tmp_path, good):
     assert loaded.locate(reads) == built.locate(reads)
     assert (loaded.arrays.kmer, loaded.arrays.sa_sample, loaded.arrays.repeat_sample) == (5, 32, 4)
     assert loaded.arrays.repeat_window == 12
+
+
+def test_the_mapped_index_asks_for_huge_pages(tmp_path, good):
+    """Its rank blocks are read at random: the map carries MADV_HUGEPAGE (the "hg" flag) wherever
+    the kernel takes the advice, and the index answers as built."""
+    from tests.io.test_mapped import vm_flags
+
+    path = tmp_path / "x.ssx"
+    path.write_bytes(good)
+    loaded = FMIndex.load(path)
+    if loaded.watch is None:
+        pytest.skip("no read lease here: the index is read into memory, not mapped")
+    flags = vm_flags(loaded.arrays.blocks.ctypes.data)
+    if flags is None or not hasattr(mmap, "MADV_HUGEPAGE") or not os.path.isdir("/sys/kernel/mm/transparent_hugepage"):
+        pytest.skip("no /proc/self/smaps, MADV_HUGEPAGE or transparent huge pages on this system")
+    assert "hg" in flags
+    reads = ["GAATTC", "GGATCC", "ACGTTT", "GGGCGGCGACCTCGCGGG"]
+    assert loaded.locate(reads) == FMIndex.build(LAMBDA, kmer=5).locate(reads)
+
+
+@pytest.mark.parametrize("limit, dropped", [(0, True), (None, False)])
+def test_a_large_written_index_leaves_the_page_cache(tmp_path, monkeypatch, limit, dropped):
+    """Past ssx.DROP_BEHIND bytes the written file is synced and its cached pages dropped (so the
+    first search reads it back in huge pages); below, left alone. The same index either way."""
+    from seqsift.fmindex import ssx
+
+    if limit is not None:
+        monkeypatch.setattr(ssx, "DROP_BEHIND", limit)
+    advised = []
+    real = os.posix_fadvise
+    monkeypatch.setattr(os, "posix_fadvise", lambda fd, start, length, advice: (
+        advised.append((os.fstat(fd).st_size, advice)), real(fd, start, length, advice)))
+    path = tmp_path / "x.ssx"
+    built = FMIndex.build(LAMBDA, kmer=5)
+    built.save(path)
+    assert advised == ([(path.stat().st_size, os.POSIX_FADV_DONTNEED)] if dropped else [])
+    reads = ["GAATTC", "GGATCC", "ACGTTT", "GGGCGGCGACCTCGCGGG"]
+    assert FMIndex.load(path).locate(reads) == built.locate(reads)
 
 
 def test_an_index_without_repeat_sampling_keys_loads(tmp_path, good):

@@ -39,6 +39,35 @@ def test_the_map_is_the_file(tmp_path, rng):
         assert mapped.data.tobytes() == data
 
 
+def vm_flags(address: int) -> list[str] | None:
+    """The VmFlags /proc/self/smaps gives the mapping holding address (None off Linux)."""
+    try:
+        lines = open("/proc/self/smaps").read().splitlines()
+    except OSError:
+        return None
+    inside = False
+    for line in lines:
+        head = line.split()[0]
+        if "-" in head and not head.endswith(":"):
+            low, high = (int(x, 16) for x in head.split("-"))
+            inside = low <= address < high
+        elif inside and head == "VmFlags:":
+            return line.split()[1:]
+    raise AssertionError(f"no mapping holds {address:#x}")
+
+
+def test_huge_pages_are_asked_for_and_the_map_is_the_file(tmp_path, rng):
+    data = rng.integers(0, 256, 5 << 20, dtype=np.uint8).tobytes()
+    path = tmp_path / "f"
+    path.write_bytes(data)
+    with mapped_or_skip(path) as mapped:
+        taken = mapped.prefer_huge_pages()
+        flags = vm_flags(mapped.data.ctypes.data)
+        if flags is not None:  # Linux: the advice shows as the mapping's "hg" flag where it was taken
+            assert ("hg" in flags) == taken
+        assert mapped.data.tobytes() == data
+
+
 def test_small_empty_and_special_files_are_not_mapped(tmp_path):
     (tmp_path / "small").write_bytes(b"abc")
     (tmp_path / "empty").write_bytes(b"")

@@ -35,6 +35,9 @@ VERSION = 1
 PREAMBLE = struct.Struct("<8sIII12x")  # magic, version, header length, header crc32
 ALIGN = 64
 MAX_HEADER = 1 << 28
+# An index at least this large leaves the page cache once written (_drop_written_pages): read back
+# from disk by its first search, it is cached in huge pages (2.3 Gbp, docs/benchmarks.md).
+DROP_BEHIND = 256 << 20
 ARRAYS = {  # name: the dtype each array has (samples and k-mer rows: "<u8" in a wide index)
     "blocks": "<u8", "samples": "<u4", "kmer_table": "<u4", "packed": "u1", "gaps": "<i8",
     "starts": "<i8", "lengths": "<i8",
@@ -124,6 +127,23 @@ def write_index(path: str | os.PathLike, reference: Reference, arrays: IndexArra
             else:
                 out.write(memoryview(array).cast("B"))
             out.write(b"\0" * (-array.nbytes % ALIGN))
+        if data_start + offset >= DROP_BEHIND:
+            _drop_written_pages(out)
+
+
+def _drop_written_pages(out) -> None:
+    """Write the file out and drop its pages from the page cache. Many of the pages a write leaves
+    there are small (4 KiB) ones, and a search maps the file with whatever pages are cached: the
+    2.3 Gbp index as written (28% of its rank blocks in 2 MiB pages) searched 1 M reads in 2.7-3.4
+    s of CPU, the same file read back from disk under the map's MADV_HUGEPAGE in 1.7-2.3 s (_open_index; docs/benchmarks.md, "Genome
+    scale"). The first search then reads the file from disk, as its first load's full check
+    (checked.py) reads all of it anyway. Where the stream cannot be synced (a pipe), nothing."""
+    try:
+        out.flush()
+        os.fdatasync(out.fileno())
+        os.posix_fadvise(out.fileno(), 0, 0, os.POSIX_FADV_DONTNEED)
+    except (OSError, AttributeError, ValueError):  # a pipe or terminal; no posix_fadvise (macOS)
+        pass
 
 
 def load_index(path: str | os.PathLike) -> LoadedIndex:
@@ -160,10 +180,13 @@ def _open_index(path: str | os.PathLike, name: str) -> tuple[np.ndarray, os.stat
     """(the file's bytes, its status, the Watch of its map). Mapped under a read lease where one
     can be had (the file is ours and no one has it open for writing), so that processes and Dask
     workers on one machine share one copy of a large index and a writer waits until the map is
-    gone; elsewhere read into private memory (what a writer does to the file afterwards cannot
+    gone, with huge pages asked for (MappedFile.prefer_huge_pages: past a few GB every rank-block
+    read on 4 KiB pages also walked the page table; docs/benchmarks.md, "Genome scale"); elsewhere
+    read into private memory (what a writer does to the file afterwards cannot
     reach a copy), from a descriptor checked to be a regular file and unchanged by the read."""
     mapped = open_mapped(path)
     if mapped is not None:
+        mapped.prefer_huge_pages()  # rank blocks read at random: a TLB miss a step on small pages
         return mapped.held_while_mapped().data, os.fstat(mapped.fd), Watch(mapped, name)
     fd, size = open_regular_fd(path)
     try:
