@@ -186,7 +186,9 @@ class Quick:
         """uint8 (longest + 1, LOSSES): 1 where a read of that length with that loss may be
         settled (only the rows of `lengths` filled)."""
         table = np.zeros((longest + 1, LOSSES), np.uint8)
-        for m in np.unique(lengths).tolist():
+        # the lengths present, by bincount: np.unique imports numpy.ma on first use (8 ms of a
+        # 0.7 s run on 50,000 reads)
+        for m in np.flatnonzero(np.bincount(lengths, minlength=longest + 1)).tolist():
             row = self._rows.get(m)
             if row is None:
                 o = self.options
