@@ -675,6 +675,73 @@ def test_a_wide_window_placed_as_the_band_would(rng):
     assert gapless >= 5  # windows placed without filling the band, two mismatches in the read
 
 
+def test_a_wide_window_is_placed_as_the_full_matrix_places_it(rng):
+    """place_chain over a wide window (a mate rescue's): the score with clip penalties is the
+    full-matrix optimum over the same diagonals (tests/naive.py), and the CIGAR rescores to it.
+    Reads with enough substitutions and indels that the band is filled (not laid on one
+    diagonal), and random reads that lie nowhere."""
+    from seqsift.fmindex.reference import Reference
+    from seqsift.map.extend import Extender
+
+    text = random_dna(rng, 700)
+    reference = Reference(text=None, names=["x"], starts=np.array([0]), lengths=np.array([700]))
+    ext = Extender(reference, codes(text), O)
+    filled = 0
+    for case in range(40):
+        m = int(rng.integers(30, 70))
+        at = int(rng.integers(100, 600 - m))
+        read = mutate(rng, text[at : at + m], 0.03 + 0.02 * (case % 3), 0.02 * (case % 2))
+        if case % 8 == 0:
+            read = random_dna(rng, m)
+        diag_lo, diag_hi = at - int(rng.integers(20, 100)), at + int(rng.integers(1, 100))
+        p = ext.place(codes(read), 0, diag_lo, diag_hi, at)
+        lo, hi = max(0, diag_lo - O.band), min(700, diag_hi + len(read) + O.band)
+        dlo, dhi = diag_lo - lo - O.band, diag_hi - lo + O.band
+        best = clip_alignment_score(read, text[lo:hi], *SCORES, O.clip, O.clip, band=(dlo, dhi))
+        assert p is not None and p.total == best, case
+        score, read_end, ref_end = rescore(read, text[lo:hi], p.qb, p.position - lo, list(zip(p.ops, p.lens)))
+        assert (score, read_end, ref_end - (p.position - lo)) == (p.score, p.qe, p.ref_span)
+        filled += len(p.ops) > 1 or p.qb > 0 or p.qe < len(read)
+    assert filled >= 5
+
+
+def test_settled_reads_are_placed_as_place_chain_places_them(genome, rng, tmp_path):
+    """Extender.place_table lays the reads the quick search settled on their one diagonal
+    without aligning them again (_extend.settled_chain): every row, CIGAR and count is what
+    the same chains give when no read is marked settled (place_chain on each), and each settled
+    read's score is its bases compared one by one with the reference there."""
+    from dataclasses import replace
+
+    from seqsift.map.api import batches_of
+    from seqsift.map.extend import oriented
+    from seqsift.map.layout import C_POSITION, C_READ, C_RECORD, C_SCORE, C_STRAND
+    from seqsift.map.mapper import Mapper, load_index
+    from seqsift.map.seeding import find_chains
+
+    ref_path, records, _ = genome
+    reads = simulate(rng, records, 200)
+    path = write_fastq(tmp_path / "reads.fq", reads)
+    mapper = Mapper(load_index(ref_path))
+    ext, names = mapper.extender(), list(records)
+    settled = 0
+    for batch in batches_of(path, 64):
+        chains = find_chains(mapper.searcher, batch.codes, batch.bounds, mapper.options, mapper.ref_codes, mapper.quick)
+        forward, reverse = oriented(batch.codes)
+        n, table, ops, lens = ext.place_table(forward, reverse, batch.bounds, chains)
+        n0, table0, ops0, lens0 = ext.place_table(forward, reverse, batch.bounds, replace(chains, settled=None))
+        assert n == n0 and (table[:n] == table0[:n]).all() and (ops == ops0).all() and (lens == lens0).all()
+        for row in table[:n].tolist():
+            r = row[C_READ]
+            if not chains.settled[r]:
+                continue
+            settled += 1
+            read = reads[batch.first + r][1]
+            read = read if row[C_STRAND] == 0 else reverse_complement(read)
+            t = records[names[row[C_RECORD]]][row[C_POSITION] :]
+            assert row[C_SCORE] == sum(O.match if a == b else -O.mismatch for a, b in zip(read, t))
+    assert settled >= 30  # reads with N or three differences or more are not settled
+
+
 def test_gapless_is_best_under_other_scores(rng):
     """The proof holds for any scores, not only bwa's: random match, mismatch, gap and clip
     scores, the same two oracles as above."""

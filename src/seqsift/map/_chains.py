@@ -173,7 +173,7 @@ def predict_rows(plan, anchor_of, starts, located, ref, codes, piece_bounds, int
 
 @njit(nogil=True, cache=True, boundscheck=False)
 def settled_reads(codes, bounds, piece_first, counts, max_occurrences, offsets, strand, diag_lo, diag_hi, anchor, ref,
-                  rec_starts, rec_lengths, params, confident, settled):
+                  rec_starts, rec_lengths, params, confident, settled, gapless):
     """Which reads the few non-overlapping pieces of the quick search already place
     (seeding.find_chains; the proof is there): settled[r] = 1 where read r (codes 0-3, 255 for
     other letters; its pieces [piece_first[r], piece_first[r + 1]) of the quick search, each
@@ -183,7 +183,9 @@ def settled_reads(codes, bounds, piece_first, counts, max_occurrences, offsets, 
     (below the least loss of an alignment that breaks every piece, and MAPQ 60 whatever scores
     elsewhere: seeding.Quick.confident), and it is the best over the band around it: it differs
     in at most params[P_UNGAPPED] bases (MapOptions.ungapped_limit) and has two pieces or more,
-    or gapless_is_best proves it. Returns how many reads are settled."""
+    or gapless_is_best proves it; gapless[r] gets a settled read's score there (what
+    place_chain would find: _extend.settled_chain lays it without the reference). Returns how
+    many reads are settled."""
     match, mismatch, ambiguous = params[P_MATCH], params[P_MISMATCH], params[P_AMBIGUOUS]
     band = params[P_BAND]
     longest = 0
@@ -228,5 +230,6 @@ def settled_reads(codes, bounds, piece_first, counts, max_occurrences, offsets, 
                 read, window, d - w_lo, d - w_lo - band, d - w_lo + band, score, match, mismatch, params[P_OPEN],
                 params[P_EXTEND], params[P_CLIP]):
             settled[r] = 1
+            gapless[r] = score
             total += 1
     return total

@@ -438,14 +438,30 @@ def place_chain(read, diag_lo, diag_hi, anchor, ref, rec_starts, rec_lengths, pa
 
 
 @njit(nogil=True, cache=True, boundscheck=False)
+def settled_chain(m, diag, anchor, score, rec_starts, ops, lens):
+    """place_chain's answer for the one chain of a read of m bases the quick search settled
+    (_chains.settled_reads): the read laid without gaps on the chain's one diagonal, inside its
+    record, proved the best in the band by the same test place_chain makes (few differences or
+    gapless_is_best), with the score settled_reads found there; neither that test nor the
+    reference is read again."""
+    record = np.searchsorted(rec_starts, anchor, "right") - 1
+    ops[0] = OP_M
+    lens[0] = m
+    return 1, record, diag - rec_starts[record], 0, m, score, score, m, 1
+
+
+@njit(nogil=True, cache=True, boundscheck=False)
 def place_chains(forward, reverse, bounds, offsets, strand, diag_lo, diag_hi, anchor, weight, drop_ratio, max_chains,
-                 ref, rec_starts, rec_lengths, params, table, ops_all, lens_all):
+                 ref, rec_starts, rec_lengths, params, settled, gapless, table, ops_all, lens_all):
     """place_chain on each read's strongest chains (those weighing at least drop_ratio[0] of its
     best, at most max_chains), into table (C_* columns a row; as many rows as chains suffice)
     and ops_all/lens_all: the runs of row k are ops_all[table[k, C_OPS]:][:table[k, C_RUNS]].
     Read r is forward[bounds[r]:bounds[r+1]] and, reverse-complemented,
-    reverse[size - bounds[r+1]:size - bounds[r]]. Returns (placements, runs used), or (-1,
-    runs needed so far) when ops_all is too small (the caller grows it and calls again)."""
+    reverse[size - bounds[r+1]:size - bounds[r]]. settled: per read, 1 where the quick search
+    settled it (its one chain placed by settled_chain with its score gapless[r], the same
+    answer), or empty. Returns
+    (placements, runs used), or (-1, runs needed so far) when ops_all is too small (the caller
+    grows it and calls again)."""
     size = forward.size
     n = 0
     used = 0
@@ -462,8 +478,12 @@ def place_chains(forward, reverse, bounds, offsets, strand, diag_lo, diag_hi, an
             if weight[c] < floor:
                 break
             read = forward[lo:hi] if strand[c] == 0 else reverse[size - hi : size - lo]
-            found, record, position, qb, qe, score, total, span, runs = place_chain(
-                read, diag_lo[c], diag_hi[c], anchor[c], ref, rec_starts, rec_lengths, params, trace, ops, lens)
+            if settled.size and settled[r]:
+                found, record, position, qb, qe, score, total, span, runs = settled_chain(
+                    hi - lo, diag_lo[c], anchor[c], gapless[r], rec_starts, ops, lens)
+            else:
+                found, record, position, qb, qe, score, total, span, runs = place_chain(
+                    read, diag_lo[c], diag_hi[c], anchor[c], ref, rec_starts, rec_lengths, params, trace, ops, lens)
             if found < 0:  # scratch too small for this chain: grow it and align again
                 band = params[P_BAND]
                 width = diag_hi[c] - diag_lo[c] + 2 * band + 1

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 
-from seqsift import distributed
 from seqsift.fmindex.reference import READ_CODE
 from seqsift.io.reads import RawBlock, parse_block
 from seqsift.map.mapper import Mapper, SamBatches, load_index
@@ -49,8 +48,11 @@ def run_batch(job, batch) -> tuple[bytes, int, int]:
 def work_of(mapper: Mapper, rg_id: str | None, path: str | os.PathLike | None = None, paired: bool = False) -> Work:
     """The SAM records of each batch of single reads, or of each pair of batches when paired."""
     args = (mapper.options, rg_id, paired)
-    if path is not None:
-        share = lambda client: distributed.share_files(client, load, [os.fspath(path)], args)  # noqa: E731
-    else:
-        share = lambda client: distributed.share_object(client, mapper.index, from_index, args)  # noqa: E731
+
+    def share(client):  # seqsift.distributed (and its logging) imported only where Dask runs
+        from seqsift import distributed
+
+        if path is not None:
+            return distributed.share_files(client, load, [os.fspath(path)], args)
+        return distributed.share_object(client, mapper.index, from_index, args)
     return Work(run_batch, lambda: _job(mapper, rg_id, paired), share)

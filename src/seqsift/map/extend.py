@@ -18,8 +18,9 @@ _KERNELS = "seqsift.map._extend"  # called precompiled: `seqsift map` starts wit
 place_chain = Kernel(_KERNELS, "place_chain", "int8[:] int64 int64 int64 int8[:] int64[:] int64[:] int64[:] int8[:] "
                      "int64[:] int64[:]", results=9)
 place_chains = Kernel(_KERNELS, "place_chains", "int8[:] int8[:] int64[:] int64[:] int64[:] int64[:] int64[:] int64[:] "
-                      "int64[:] float64[:] int64 int8[:] int64[:] int64[:] int64[:] int64[:,:] int64[:] int64[:]",
-                      results=2)
+                      "int64[:] float64[:] int64 int8[:] int64[:] int64[:] int64[:] uint8[:] int64[:] int64[:,:] int64[:] "
+                      "int64[:]", results=2)
+_NONE_SETTLED, _NO_SCORES = np.empty(0, np.uint8), np.empty(0, np.int64)
 differences = Kernel(_KERNELS, "differences", "int8[:] int8[:] int64 int64[:] int64[:] int64[:] int64[:]", results=2)
 
 _LETTERS = np.frombuffer(b"ACGTN", np.uint8)
@@ -126,15 +127,18 @@ class Extender:
 
     def place_table(self, forward, reverse, bounds, chains) -> tuple[int, np.ndarray, np.ndarray, np.ndarray]:
         """Every read's strongest chains placed (_extend.place_chains): (placements, their table
-        of layout.C_* columns, ops, lens), rows in read order."""
+        of layout.C_* columns, ops, lens), rows in read order. The reads chains.settled names
+        (the quick search's) are laid on their one diagonal without aligning them again."""
         o, ref = self.o, self.reference
+        settled, gapless = (_NONE_SETTLED, _NO_SCORES) if chains.settled is None else (chains.settled, chains.gapless)
         table = np.empty((max(1, int(chains.offsets[-1])), COLUMNS), np.int64)
         room = 4 * table.shape[0] + 4096
         while True:
             ops, lens = np.empty(room, np.int64), np.empty(room, np.int64)
             n, used = place_chains(forward, reverse, bounds, chains.offsets, chains.strand, chains.diag_lo,
                                    chains.diag_hi, chains.anchor, chains.weight, np.array([o.drop_ratio], np.float64),
-                                   o.max_chains, self.ref_codes, ref.starts, ref.lengths, self.params, table, ops, lens)
+                                   o.max_chains, self.ref_codes, ref.starts, ref.lengths, self.params, settled, gapless,
+                                   table, ops, lens)
             if n >= 0:
                 return n, table, ops[:used], lens[:used]
             room = max(2 * room, used)
