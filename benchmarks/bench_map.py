@@ -186,10 +186,15 @@ def _bwa_version() -> str:
     return next((line.split(":", 1)[1].strip() for line in text.splitlines() if line.startswith("Version")), "?")
 
 
+def _named(tool: str, version: str) -> str:
+    """'minimap2 2.24-r1122': a version with its tool's name, once ('bwa 0.7.17' stays as it is)."""
+    return version if version.startswith(tool) else f"{tool} {version}"
+
+
 def markdown(result: dict) -> str:
     lines = [f"{result['date']}, commit {result['commit']}, {result['machine']}; {result['pairs']:,} wgsim pairs of "
              f"150 bp; whole processes, one thread, medians of {result['runs']} rounds; "
-             f"{', '.join(result['versions'].values())}", ""]
+             f"{', '.join(_named(tool, version) for tool, version in result['versions'].items())}", ""]
     for genome, modes in result["genomes"].items():
         for mode, rows in modes.items():
             lines += [f"{genome}, {mode}-end:", "",
