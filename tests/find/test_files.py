@@ -202,9 +202,36 @@ def test_a_walked_file_whose_read_fails_is_an_error_naming_it(small_tree, monkey
 
     monkeypatch.setattr(find_api, "open_regular_fd", opened)
     monkeypatch.setattr(find_api, "read_fd", read)
-    want = {p: len(naive.find_all(open(p, "rb").read(), b"ab")) for p in small_tree[:7]}
+    assert counts_until_error(small_tree, f"{bad}.*Input/output error") == counts(small_tree[:7], b"ab")
+
+
+def counts(paths, pattern):
+    return {p: len(naive.find_all(open(p, "rb").read(), pattern)) for p in paths}
+
+
+def counts_until_error(paths, match):
+    """The counts of b"ab" the walk's path gave before the InputError it must raise (matching `match`)."""
     done = {}
-    with FindJob(b"ab", backend="cpu") as job, pytest.raises(InputError, match=f"{bad}.*Input/output error"):
-        for path, parts in job.search_files(small_tree, True, regular=True):
+    with FindJob(b"ab", backend="cpu") as job, pytest.raises(InputError, match=match):
+        for path, parts in job.search_files(paths, True, regular=True):
             done[path] = sum(parts)
-    assert done == want
+    return done
+
+
+def test_a_walked_file_that_cannot_be_opened_is_an_error_naming_it(small_tree, monkeypatch):
+    """`find -r` leaves read permission to the open (io.tree's check_readable=False): a file
+    whose open is refused is an InputError naming it and why, after the files before it."""
+    from seqsift.io import pack
+
+    bad = small_tree[4]
+
+    def refusing(real):
+        def opened(path):
+            if str(path) == bad:
+                raise PermissionError(13, "Permission denied", str(path))
+            return real(path)
+        return opened
+
+    monkeypatch.setattr(find_api, "open_regular_fd", refusing(find_api.open_regular_fd))
+    monkeypatch.setattr(pack, "open_regular_fd", refusing(pack.open_regular_fd))
+    assert counts_until_error(small_tree, f"{bad}.*Permission denied") == counts(small_tree[:4], b"ab")
