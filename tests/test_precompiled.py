@@ -4,6 +4,7 @@ dispatcher's; a second command never imports Numba; where the contract with Numb
 (another release, a helper or symbol missing) the JIT runs instead, with the same results."""
 
 import ctypes
+import hashlib
 import importlib
 import mmap
 import os
@@ -183,7 +184,7 @@ def test_a_file_of_an_older_format_or_other_sources_is_not_read(cache, monkeypat
     assert precompiled._read(path, precompiled._identity(QUOTIENT.variants[0])) is None
     key = precompiled._cache_key()
     monkeypatch.setattr(precompiled, "_key", None)
-    monkeypatch.setattr(precompiled, "_sources", precompiled.hashlib.sha256(b"an edited source").digest())
+    monkeypatch.setattr(precompiled, "_sources", hashlib.sha256(b"an edited source").digest())
     assert precompiled._cache_key() != key
 
 
@@ -235,12 +236,12 @@ def _planted(cache, monkeypatch, dir_mode=0o700, file_mode=0o600):
     precompiled._warned.clear()
     cache.mkdir(mode=0o700)
     cache.chmod(dir_mode)
-    tag = precompiled.hashlib.sha256(f"{variant.signature}/{QUOTIENT.results}".encode()).hexdigest()[:12]
+    tag = hashlib.sha256(f"{variant.signature}/{QUOTIENT.results}".encode()).hexdigest()[:12]
     sub = cache / f"precompiled-{precompiled._cache_key()}"
     sub.mkdir(mode=0o700)
     path = sub / f"{QUOTIENT.module}.{QUOTIENT.name}-{tag}.o"
     code = b"planted machine code"
-    header = precompiled.json.dumps({"symbol": "planted", "sha256": precompiled.hashlib.sha256(code).hexdigest(),
+    header = precompiled.json.dumps({"symbol": "planted", "sha256": hashlib.sha256(code).hexdigest(),
                                      "needs": [], "kernel": precompiled._identity(variant)})
     path.write_bytes(precompiled._MAGIC + header.encode() + b"\n" + code)
     path.chmod(file_mode)

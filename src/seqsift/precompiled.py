@@ -39,7 +39,6 @@ from __future__ import annotations
 import builtins
 import contextlib
 import ctypes
-import hashlib
 import importlib
 import importlib.machinery
 import importlib.util
@@ -51,6 +50,14 @@ import sys
 import threading
 import time
 from pathlib import Path
+
+try:  # CPython's own SHA-256: the same digests as hashlib's without loading OpenSSL (~3 ms of each start, 2026-12-02)
+    from _sha2 import sha256
+except ImportError:
+    try:
+        from _sha256 import sha256
+    except ImportError:
+        from hashlib import sha256
 
 _MAGIC = b"seqsift-precompiled 3\n"
 # The Numba and llvmlite releases (major.minor) whose internals the loader was checked against.
@@ -412,7 +419,7 @@ def sources_digest() -> bytes:
     rglob and read_bytes took ~10)."""
     global _sources
     if _sources is None:
-        h = hashlib.sha256()
+        h = sha256()
         package = os.path.dirname(os.path.abspath(__file__))
         for name in sorted(_source_names(package, "")):
             with open(os.path.join(package, name), "rb") as f:
@@ -439,7 +446,7 @@ def _cache_key() -> str:
     if _key is None:
         import llvmlite
 
-        h = hashlib.sha256(sources_digest())
+        h = sha256(sources_digest())
         numba_spec = importlib.util.find_spec("numba")
         version_file = Path(numba_spec.origin).with_name("_version.py") if numba_spec and numba_spec.origin else None
         h.update(version_file.read_bytes() if version_file and version_file.exists() else b"no numba")
@@ -518,7 +525,7 @@ def _cached_object(variant: _Variant) -> tuple[str, bytes, list[str]]:
     when missing."""
     global _used, _pruned
     kernel = variant.kernel
-    tag = hashlib.sha256(f"{variant.signature}/{kernel.results}".encode()).hexdigest()[:12]
+    tag = sha256(f"{variant.signature}/{kernel.results}".encode()).hexdigest()[:12]
     directory = private_dir(f"precompiled-{_cache_key()}")
     if directory and not _used:  # its time says when a process last used it (prune_stale)
         _used = True
@@ -627,7 +634,7 @@ def _read(path: Path, identity: str) -> tuple[str, bytes, list[str]] | None:
         holds = header["kernel"]
     except (ValueError, KeyError, TypeError):
         return None
-    if not sep or holds != identity or hashlib.sha256(code).hexdigest() != digest:
+    if not sep or holds != identity or sha256(code).hexdigest() != digest:
         return None
     return symbol, code, needs
 
@@ -635,7 +642,7 @@ def _read(path: Path, identity: str) -> tuple[str, bytes, list[str]] | None:
 def _write(path: Path, identity: str, symbol: str, code: bytes, needs: list[str]) -> None:
     """Atomically (a temporary file renamed), so concurrent processes never read half a file;
     an unwritable cache is skipped."""
-    header = json.dumps({"kernel": identity, "symbol": symbol, "sha256": hashlib.sha256(code).hexdigest(),
+    header = json.dumps({"kernel": identity, "symbol": symbol, "sha256": sha256(code).hexdigest(),
                          "needs": needs}).encode()
     try:
         import tempfile

@@ -135,3 +135,103 @@ def test_a_file_truncated_while_mapped_is_read_on_without_a_crash(tmp_path, rng,
     assert children and children[0].returncode == 0
     assert found == sorted(set(found))
     assert set(naive.find_all(data[:keep], pattern)) <= set(found) <= set(naive.find_all(data, pattern))
+
+
+@pytest.fixture
+def small_tree(tmp_path, rng):
+    """Many small files read by the walk's path: empty, shorter than the pattern, holding the
+    pattern at their first and last bytes, and enough of them to fill several buffers."""
+    paths = []
+    for i in range(60):
+        size = int(rng.choice([0, 1, 2, 3, 17, 300, 4000]))
+        data = bytearray(rng.integers(97, 100, size, dtype=np.uint8).tobytes())
+        if size >= 6 and i % 3 == 0:
+            data[:3] = data[-3:] = b"abc"  # a match at both ends of the file
+        path = tmp_path / f"s{i:02d}"
+        path.write_bytes(bytes(data))
+        paths.append(str(path))
+    return paths
+
+
+@pytest.mark.parametrize("chunk_size", [64, 5000, 1 << 22])
+def test_walked_small_files_match_the_oracle_across_buffers(small_tree, chunk_size):
+    """Files packed one read each, the buffer searched when the next does not fit (chunk_size
+    bounds the buffer: 64 bytes leaves most files to be searched alone), counts and offsets."""
+    for pattern in (b"abc", b"a", b"abcabcabcabcabcabc"):
+        want = {p: naive.find_all(open(p, "rb").read(), pattern) for p in small_tree}
+        with FindJob(pattern, backend="cpu", chunk_size=chunk_size) as job:
+            assert results(job, small_tree, False, regular=True) == want
+            assert results(job, small_tree, True, regular=True) == {p: len(v) for p, v in want.items()}
+        with FindJob(pattern.upper(), backend="cpu", chunk_size=chunk_size, ignore_case=True) as job:
+            assert results(job, small_tree, True, regular=True) == {p: len(v) for p, v in want.items()}
+
+
+@pytest.mark.parametrize("change", [-5, 9, 5000])
+def test_a_walked_file_that_changed_size_since_its_fstat_is_searched_as_read(small_tree, monkeypatch, change):
+    """fstat's size is only a hint: a file that shrank is searched as far as it goes, one that
+    grew to its end (or, past the room left in the buffer, alone), never past what was read."""
+    real = find_api.open_regular_fd
+
+    def stale(path):
+        fd, size = real(path)
+        return fd, max(0, size + change)
+
+    monkeypatch.setattr(find_api, "open_regular_fd", stale)
+    want = {p: len(naive.find_all(open(p, "rb").read(), b"ab")) for p in small_tree}
+    with FindJob(b"ab", backend="cpu", chunk_size=6000) as job:
+        assert results(job, small_tree, True, regular=True) == want
+
+
+def test_a_walked_file_whose_read_fails_is_an_error_naming_it(small_tree, monkeypatch):
+    """A read error ends the search with an InputError naming the file, after the files
+    before it were given their counts."""
+    bad = small_tree[7]
+    real_read = find_api.read_fd
+    real_open = find_api.open_regular_fd
+    fds = {}
+
+    def opened(path):
+        fd, size = real_open(path)
+        fds[fd] = path
+        return fd, size
+
+    def read(fd, view):
+        if fds.get(fd) == bad:
+            raise OSError(5, "Input/output error")
+        return real_read(fd, view)
+
+    monkeypatch.setattr(find_api, "open_regular_fd", opened)
+    monkeypatch.setattr(find_api, "read_fd", read)
+    assert counts_until_error(small_tree, f"{bad}.*Input/output error") == counts(small_tree[:7], b"ab")
+
+
+def counts(paths, pattern):
+    return {p: len(naive.find_all(open(p, "rb").read(), pattern)) for p in paths}
+
+
+def counts_until_error(paths, match):
+    """The counts of b"ab" the walk's path gave before the InputError it must raise (matching `match`)."""
+    done = {}
+    with FindJob(b"ab", backend="cpu") as job, pytest.raises(InputError, match=match):
+        for path, parts in job.search_files(paths, True, regular=True):
+            done[path] = sum(parts)
+    return done
+
+
+def test_a_walked_file_that_cannot_be_opened_is_an_error_naming_it(small_tree, monkeypatch):
+    """`find -r` leaves read permission to the open (io.tree's check_readable=False): a file
+    whose open is refused is an InputError naming it and why, after the files before it."""
+    from seqsift.io import pack
+
+    bad = small_tree[4]
+
+    def refusing(real):
+        def opened(path):
+            if str(path) == bad:
+                raise PermissionError(13, "Permission denied", str(path))
+            return real(path)
+        return opened
+
+    monkeypatch.setattr(find_api, "open_regular_fd", refusing(find_api.open_regular_fd))
+    monkeypatch.setattr(pack, "open_regular_fd", refusing(pack.open_regular_fd))
+    assert counts_until_error(small_tree, f"{bad}.*Permission denied") == counts(small_tree[:4], b"ab")

@@ -24,7 +24,7 @@ from seqsift.find import DEFAULT_CHUNK_SIZE
 from seqsift.find.cpu import concatenated, int64s
 from seqsift.find.plan import SAMPLE_BYTES, SearchPlan, make_plan, reverse_complement
 from seqsift.io.mapped import MappedFile, open_mapped
-from seqsift.io.openers import STDIN, display_name, open_binary, open_regular_fd, stdin_file
+from seqsift.io.openers import STDIN, display_name, open_binary, open_regular_fd, read_fd, stdin_file
 from seqsift.io.pack import Filled, PackedObject, Packer, regular_size
 
 if TYPE_CHECKING:
@@ -220,41 +220,71 @@ class FindJob:
         return self._pack
 
     def _search_opened(self, paths: list[str], count_only: bool, progress: Progress | None):
-        """search_files over the regular files of a walk with one open and one fstat a file (no
-        stat before, no file object): a small file's descriptor goes to the packer, which reads it
-        straight into the buffer; a larger one (or one that cannot be opened: offsets() names the
-        error as for any path) ends the run of small ones and is searched alone. A file swapped
-        for a fifo or device since the walk is an InputError naming it, raised once the files
-        before it are searched."""
-        pending = iter(paths)
-        alone: list[str] = []
-        refused: list[InputError] = []
-
-        def small_files() -> Iterator[PackedObject]:
-            for path in pending:
+        """search_files over the regular files of a walk with one open, one fstat, one read and
+        one close a small file (no stat before, no file object, no packer): each is read whole
+        with one os.readv into the job's buffer after the ones before it, and a full buffer is
+        searched in one kernel call over the files' ranges (_search_ranges). A file read whole
+        is one whose read ends short of the room left (so a file that grew since its fstat is
+        read to its end, up to that room). A larger file, one that does not fit an empty buffer,
+        or one that cannot be opened (offsets() names the error as for any path) ends the batch
+        and is searched alone. A file swapped for a fifo or device since the walk, or whose read
+        fails, is an InputError naming it, raised once the files before it are searched."""
+        buffer = self._pack_buffer()
+        room = len(buffer)
+        view = memoryview(buffer)
+        names: list[str] = []
+        los: list[int] = []
+        his: list[int] = []
+        try:
+            for path in paths:
                 try:
                     fd, size = (-1, -1) if path == STDIN else open_regular_fd(path)
-                except InputError as exc:  # not a regular file now: an error once the files before are out
-                    refused.append(exc)
-                    return
+                except InputError:  # not a regular file now: an error once the files before are out
+                    yield from self._search_batch(view, names, los, his, count_only, progress)
+                    raise
                 except OSError:
                     fd = -1
-                if fd >= 0 and size <= PACK_FILE_MAX:
-                    yield PackedObject(0, path, path, size=size, fd=fd)
-                    continue
-                if fd >= 0:
+                if fd >= 0 and size <= PACK_FILE_MAX and size < room:
+                    used = his[-1] if his else 0
+                    if used + size >= room:  # the room left must exceed the size: a grown file shows
+                        yield from self._search_batch(view, names, los, his, count_only, progress)
+                        used = 0
+                    try:
+                        got = _read_into(fd, view, used, room, size)
+                    except OSError as exc:
+                        yield from self._search_batch(view, names, los, his, count_only, progress)
+                        raise InputError(display_name(path), f"read failed: {exc.strerror or exc}") from None
+                    finally:
+                        os.close(fd)
+                    if used + got < room:
+                        names.append(path)
+                        los.append(used)
+                        his.append(used + got)
+                        continue
+                elif fd >= 0:
                     os.close(fd)
-                alone.append(path)
-                return
+                yield from self._search_batch(view, names, los, his, count_only, progress)
+                yield path, self.offsets(path, count_only, progress)
+            yield from self._search_batch(view, names, los, his, count_only, progress)
+        finally:
+            view.release()
 
-        while True:
-            yield from self._search_packed(small_files(), count_only, progress)
-            if refused:
-                raise refused[0]
-            if not alone:
-                return
-            path = alone.pop()
-            yield path, self.offsets(path, count_only, progress)
+    def _search_batch(self, buffer: memoryview, names: list[str], los: list[int], his: list[int], count_only: bool,
+                      progress: Progress | None):
+        """(name, iterator of its one result) per file of a batch packed by _search_opened, whose
+        bytes lie at buffer[lo:hi], in one kernel call; the lists are emptied for the next."""
+        if not names:
+            return
+        with buffer[: his[-1]] as text:
+            results = self._search_ranges(text, los, his, count_only)
+        if progress:
+            progress(his[-1])
+        done = list(zip(names, results))
+        names.clear()
+        los.clear()
+        his.clear()
+        for name, result in done:
+            yield name, iter([result])
 
     def _search_packed(self, paths: list[tuple[str, int]] | Iterator[PackedObject], count_only: bool,
                        progress: Progress | None):
@@ -285,25 +315,31 @@ class FindJob:
 
     def _search_filled(self, filled: Filled, count_only: bool) -> list:
         """Per segment of a packed buffer: its match count, or the file offsets of its matches."""
+        with memoryview(filled.buffer) as whole, whole[: filled.n] as text:
+            results = self._search_ranges(text, [s.lo for s in filled.segments], [s.hi for s in filled.segments],
+                                          count_only)
+        if count_only:
+            return results
+        return [_shifted(found, s.file_offset) for found, s in zip(results, filled.segments)]
+
+    def _search_ranges(self, text: memoryview, starts: list[int], ends: list[int], count_only: bool) -> list:
+        """Per range [start, end) of text: the matches wholly inside it, counted, or as offsets
+        from its start; all ranges in one kernel call."""
         m = len(self.pattern)
-        with memoryview(filled.buffer) as whole:
-            text = whole[: filled.n]
-            if self.ignore_case:
-                text = bytes(text).translate(_LOWER)
-            searcher = self._cpu_searcher(self._plan(self.pattern, text))
-            starts = [s.lo for s in filled.segments]
-            his = [s.hi - m + 1 for s in filled.segments]
-            keep = [k for k, (lo, hi) in enumerate(zip(starts, his)) if hi > lo]
-            los, his = int64s(starts[k] for k in keep), int64s(his[k] for k in keep)
-            if count_only:
-                counts = [0] * len(starts)
-                for k, c in zip(keep, searcher.count_ranges(text, los, his)):
-                    counts[k] = c
-                return counts
-            found = searcher.positions(text, los, his)
+        if self.ignore_case:
+            text = bytes(text).translate(_LOWER)
+        searcher = self._cpu_searcher(self._plan(self.pattern, text))
+        his = [hi - m + 1 for hi in ends]
+        keep = [k for k, (lo, hi) in enumerate(zip(starts, his)) if hi > lo]
+        los, his = int64s(starts[k] for k in keep), int64s(his[k] for k in keep)
+        if count_only:
+            counts = [0] * len(starts)
+            for k, c in zip(keep, searcher.count_ranges(text, los, his)):
+                counts[k] = c
+            return counts
+        found = searcher.positions(text, los, his)
         cuts = [bisect_left(found, lo) for lo in starts]
-        ends = cuts[1:] + [len(found)]
-        return [_shifted(found[a:b], s.file_offset - s.lo) for a, b, s in zip(cuts, ends, filled.segments)]
+        return [_shifted(found[a:b], -lo) for a, b, lo in zip(cuts, cuts[1:] + [len(found)], starts)]
 
     def _cpu_chunks(self, source: Source, data: np.ndarray | None) -> Iterator[tuple[int, np.ndarray | memoryview]]:
         if data is not None:  # in memory: chunks are views, nothing is copied
@@ -499,6 +535,20 @@ def _gpu_max_pattern() -> int:
     from seqsift.find._gpu import MAX_PATTERN
 
     return MAX_PATTERN
+
+
+def _read_into(fd: int, view: memoryview, start: int, end: int, size: int) -> int:
+    """Read a file (a descriptor of open_regular_fd, `size` bytes by its fstat) into
+    view[start:end] until it ends or the room is full; the bytes read. A read that stops short
+    of the room once `size` bytes are in is the end (no second read for the 0)."""
+    got = 0
+    while start + got < end:
+        with view[start + got : end] as room:
+            n = read_fd(fd, room)
+            if not n or (n < len(room) and got + n >= size):
+                return got + n
+        got += n
+    return got
 
 
 def _whole_chunk(n: int, m: int) -> tuple[array, array]:

@@ -127,8 +127,8 @@ def run(args: argparse.Namespace) -> int:
         failed = True
         sys.stderr.write(f"seqsift find: error: {exc}\n")
 
-    if args.recursive:  # the scan walk's rules (io/tree.py)
-        readable = [path for path, _ in walk(files, True, report)]
+    if args.recursive:  # the scan walk's rules (io/tree.py); a file that cannot be read is named when opened
+        readable = [path for path, _ in walk(files, True, report, check_readable=False)]
         if not args.files:  # grep -r without a FILE names the files under . without "./"
             readable = [path[2:] if path.startswith("./") else path for path in readable]
     else:

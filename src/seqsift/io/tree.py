@@ -22,10 +22,13 @@ from seqsift.options import ALWAYS, NAMED, NEVER  # noqa: F401 (clamscan's value
 
 
 def walk(paths: list[str], recursive: bool, report: Callable[[str, str], None], follow_dirs: int = NAMED,
-         follow_files: int = NAMED) -> Iterator[tuple[str, str]]:
+         follow_files: int = NAMED, check_readable: bool = True) -> Iterator[tuple[str, str]]:
     """(reported path, path to open) of every regular file named or found under a directory;
     anything else (missing, unreadable, a fifo or device, a symlink loop) goes to report() and
-    is skipped. In a directory, its files in sorted order come before its subdirectories'."""
+    is skipped. In a directory, its files in sorted order come before its subdirectories'.
+    check_readable=False leaves the read permission of the files found inside directories to the
+    caller, whose open then fails with the reason (one os.access a file less: ~2 us, 0.004 s of
+    the 2,103-file tree's 0.016 s walk, 2026-12-02); `seqsift find` opens every file anyway."""
     for path in paths:
         if str(path) == STDIN:
             yield STDIN, STDIN
@@ -39,12 +42,13 @@ def walk(paths: list[str], recursive: bool, report: Callable[[str, str], None], 
             if not recursive:
                 report(path, "is a directory (use -r to scan directories)")
                 continue
-            yield from _walk_dir(path, report, follow_dirs == ALWAYS, follow_files == ALWAYS)
+            yield from _walk_dir(path, report, follow_dirs == ALWAYS, follow_files == ALWAYS, check_readable)
         elif kind == "file":
             yield path, path
 
 
-def _walk_dir(top: str, report, follow_dirs: bool, follow_files: bool) -> Iterator[tuple[str, str]]:
+def _walk_dir(top: str, report, follow_dirs: bool, follow_files: bool,
+              check_readable: bool = True) -> Iterator[tuple[str, str]]:
     """Depth first with an explicit stack (no recursion limit on deep trees)."""
     seen = set()
     stack = [top]
@@ -75,12 +79,12 @@ def _walk_dir(top: str, report, follow_dirs: bool, follow_files: bool) -> Iterat
             elif link:
                 if follow_files and _kind(full, report) == "file":
                     yield full, full
-            elif _entry_is_file(entry, full, report):
+            elif _entry_is_file(entry, full, report, check_readable):
                 yield full, full
         stack.extend(reversed(subdirs))
 
 
-def _entry_is_file(entry: os.DirEntry, path: str, report) -> bool:
+def _entry_is_file(entry: os.DirEntry, path: str, report, check_readable: bool = True) -> bool:
     """Whether a directory entry that is not a symlink is a readable regular file, from the type
     the directory listing gives (no stat unless the filesystem leaves it unknown, or to name what
     a special file is); the file's own descriptor is checked again when it is opened."""
@@ -90,7 +94,7 @@ def _entry_is_file(entry: os.DirEntry, path: str, report) -> bool:
         regular = False
     if not regular:
         return _kind(path, report) == "file"  # gone, or a fifo, socket or device: says which
-    if not os.access(path, os.R_OK):
+    if check_readable and not os.access(path, os.R_OK):
         report(path, "permission denied, skipped")
         return False
     return True
