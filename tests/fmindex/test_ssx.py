@@ -72,6 +72,24 @@ def test_the_mapped_index_asks_for_huge_pages(tmp_path, good):
     assert loaded.locate(reads) == FMIndex.build(LAMBDA, kmer=5).locate(reads)
 
 
+def test_the_mapped_index_is_read_ahead(tmp_path, monkeypatch, good):
+    """Its rank blocks and samples are read at random: the whole map is read ahead where it is
+    mapped (a cold index otherwise comes in a fault at a time), and the index answers as built."""
+    from seqsift.io.mapped import MappedFile
+
+    asked = []
+    real = MappedFile.read_ahead
+    monkeypatch.setattr(MappedFile, "read_ahead", lambda self: asked.append(self.fd) or real(self))
+    path = tmp_path / "x.ssx"
+    path.write_bytes(good)
+    loaded = FMIndex.load(path)
+    if loaded.watch is None:
+        pytest.skip("no read lease here: the index is read into memory, not mapped")
+    assert len(asked) == 1
+    reads = ["GAATTC", "GGATCC", "ACGTTT", "GGGCGGCGACCTCGCGGG"]
+    assert loaded.locate(reads) == FMIndex.build(LAMBDA, kmer=5).locate(reads)
+
+
 @pytest.mark.parametrize("limit, dropped", [(0, True), (None, False)])
 def test_a_large_written_index_leaves_the_page_cache(tmp_path, monkeypatch, limit, dropped):
     """Past ssx.DROP_BEHIND bytes the written file is synced and its cached pages dropped (so the

@@ -1,6 +1,7 @@
 """io.mapped: a file is mapped only under a read lease, and a writer waiting on the lease is seen
 before the map is read again, so a truncation never reaches a mapped page (no SIGBUS)."""
 
+import mmap
 import os
 import subprocess
 import sys
@@ -65,6 +66,19 @@ def test_huge_pages_are_asked_for_and_the_map_is_the_file(tmp_path, rng):
         flags = vm_flags(mapped.data.ctypes.data)
         if flags is not None:  # Linux: the advice shows as the mapping's "hg" flag where it was taken
             assert ("hg" in flags) == taken
+        assert mapped.data.tobytes() == data
+
+
+def test_reading_ahead_leaves_the_map_the_file(tmp_path, rng):
+    """MADV_WILLNEED on a file cached or dropped from the cache: taken on Linux, the same bytes."""
+    data = rng.integers(0, 256, 3 << 20, dtype=np.uint8).tobytes()
+    path = tmp_path / "f"
+    path.write_bytes(data)
+    with mapped_or_skip(path) as mapped:
+        if hasattr(os, "posix_fadvise"):
+            os.posix_fadvise(mapped.fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        assert mapped.read_ahead() == hasattr(mmap, "MADV_WILLNEED")
+        assert mapped.read_ahead() == hasattr(mmap, "MADV_WILLNEED")  # cached now: the same
         assert mapped.data.tobytes() == data
 
 

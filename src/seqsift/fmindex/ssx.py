@@ -181,12 +181,15 @@ def _open_index(path: str | os.PathLike, name: str) -> tuple[np.ndarray, os.stat
     can be had (the file is ours and no one has it open for writing), so that processes and Dask
     workers on one machine share one copy of a large index and a writer waits until the map is
     gone, with huge pages asked for (MappedFile.prefer_huge_pages: past a few GB every rank-block
-    read on 4 KiB pages also walked the page table; docs/benchmarks.md, "Genome scale"); elsewhere
+    read on 4 KiB pages also walked the page table; docs/benchmarks.md, "Genome scale") and the
+    whole file read ahead (MappedFile.read_ahead: a cold 2.3 Gbp index took 53 s of scattered
+    faults to come in, 3.8 s read ahead); elsewhere
     read into private memory (what a writer does to the file afterwards cannot
     reach a copy), from a descriptor checked to be a regular file and unchanged by the read."""
     mapped = open_mapped(path)
     if mapped is not None:
         mapped.prefer_huge_pages()  # rank blocks read at random: a TLB miss a step on small pages
+        mapped.read_ahead()  # and, where the file is not cached, a read from disk a fault without it
         return mapped.held_while_mapped().data, os.fstat(mapped.fd), Watch(mapped, name)
     fd, size = open_regular_fd(path)
     try:
