@@ -80,14 +80,7 @@ class MappedFile:
         file already cached keeps the pages it has until the kernel drops them), and only where the
         kernel and filesystem make large page-cache folios; elsewhere the advice does nothing.
         Whether the kernel took the advice."""
-        advice = getattr(mmap, "MADV_HUGEPAGE", None)
-        if advice is None or self._memory is None:
-            return False
-        try:
-            self._memory.madvise(advice)
-        except OSError:  # EINVAL: no transparent huge pages in this kernel
-            return False
-        return True
+        return self._advise("MADV_HUGEPAGE")  # EINVAL where the kernel has no transparent huge pages
 
     def read_ahead(self) -> bool:
         """Have the kernel start reading the whole file into the page cache now (madvise
@@ -98,7 +91,12 @@ class MappedFile:
         the reading goes on in the kernel. Not for files read once from start to end, where the
         kernel's own readahead does as well (find: measured the same). Whether the kernel took
         the advice."""
-        advice = getattr(mmap, "MADV_WILLNEED", None)
+        return self._advise("MADV_WILLNEED")
+
+    def _advise(self, name: str) -> bool:
+        """madvise the whole map with mmap's constant `name`: whether this platform has it and
+        the kernel took it."""
+        advice = getattr(mmap, name, None)
         if advice is None or self._memory is None:
             return False
         try:
