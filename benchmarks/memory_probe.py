@@ -4,7 +4,7 @@ random 8-byte words out of an anonymous map in 2 MiB pages, the first pass apart
 
 An FM-index search of a genome of gigabases is such reads (one rank block per step); on the
 virtual machine of docs/benchmarks.md this cost moved 2-3x between consecutive processes
-(21-94 ns, 2026-12-02), so a search time means little without the probe of the same round.
+(22-94 ns, 2026-12-02), so a search time means little without the probe of the same round.
 
     python benchmarks/memory_probe.py [MIB]
 """
