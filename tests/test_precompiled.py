@@ -109,7 +109,7 @@ def test_numbas_helpers_are_loaded_only_once_a_kernel_calls_one(cache, fresh_loa
     called = []
     dtor_type = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p)
     dtor = dtor_type(lambda data, size, info: called.append(size))
-    helpers = precompiled._extension("numba.core.runtime._nrt_python", loader.root / "core/runtime/_nrt_python")
+    helpers = precompiled._extension("numba.core.runtime._nrt_python", os.path.join(loader.root, "core/runtime/_nrt_python"))
     meminfo = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_size_t, dtor_type)(helpers.c_helpers["MemInfo_alloc_dtor"])(64, dtor)
     assert loader.helpers is None
     forwarder(meminfo)  # the real NRT_MemInfo_call_dtor: our destructor, then the meminfo freed
@@ -188,6 +188,93 @@ def test_a_file_of_an_older_format_or_other_sources_is_not_read(cache, monkeypat
     assert precompiled._cache_key() != key
 
 
+def test_a_damaged_header_is_not_read(cache):
+    """The header line is tab-separated text: a field missing or added, bytes that are not UTF-8,
+    an empty symbol, another hash, or a name holding a separator (never written: such a kernel
+    goes uncached)."""
+    identity = precompiled._identity(QUOTIENT.variants[0])
+    path = cache / "k.o"
+    cache.mkdir()
+    good = precompiled.cache_file(identity, "sym", b"code", ["NRT_a", "b"])
+    path.write_bytes(good)
+    assert precompiled._read(str(path), identity) == ("sym", b"code", ["NRT_a", "b"])
+    head, code = good[len(precompiled._MAGIC):].split(b"\n", 1)
+    for bad in (head.rsplit(b"\t", 1)[0], head + b"\tmore", head.replace(b"sym", b"\xff"),
+                head.replace(b"\tsym\t", b"\t\t"), head.replace(b"5", b"6", 1)):
+        path.write_bytes(precompiled._MAGIC + bad + b"\n" + code)
+        assert precompiled._read(str(path), identity) is None, bad
+    path.write_bytes(good + b"more code")  # the code's hash
+    assert precompiled._read(str(path), identity) is None
+    assert precompiled.cache_file(identity, "a\tb", b"code", []) is None
+    assert precompiled.cache_file(identity, "sym", b"code", ["two names"]) is None
+
+
+def _package(top: Path) -> Path:
+    """A package tree of three sources (one in a subpackage, one under __pycache__, not counted)."""
+    (top / "sub").mkdir(parents=True)
+    (top / "__pycache__").mkdir()
+    (top / "a.py").write_bytes(b"A = 1\n")
+    (top / "sub" / "b.py").write_bytes(b"B = 2\n")
+    (top / "__pycache__" / "c.py").write_bytes(b"not a source\n")
+    (top / "notes.txt").write_bytes(b"not a source\n")
+    return top
+
+
+def _slow_digest(package: Path) -> bytes:
+    """The obvious digest: every .py outside __pycache__, by relative name, name and bytes."""
+    names = sorted(p.relative_to(package).as_posix() for p in package.rglob("*.py") if "__pycache__" not in p.parts)
+    return hashlib.sha256(b"".join(n.encode() + b"\0" + (package / n).read_bytes() + b"\0" for n in names)).digest()
+
+
+def test_the_sources_digest_is_remembered_under_the_files_status(cache, tmp_path, monkeypatch):
+    """The digest is the files' (the obvious hashing); once remembered, a later process takes it
+    without reading them; a file rewritten, even to the same size with its modification time put
+    back, changes its status (the change time), so the digest is taken again."""
+    monkeypatch.setattr(precompiled, "SETTLED_NS", 0)
+    package = _package(tmp_path / "pkg")
+    first = precompiled.digest_of(str(package))
+    assert first == _slow_digest(package)
+    (memo,) = (cache / "sources").iterdir()
+    reads = []
+    real = precompiled._bytes_of
+    monkeypatch.setattr(precompiled, "_bytes_of", lambda path: reads.append(path) or real(path))
+    assert precompiled.digest_of(str(package)) == first and reads == []  # from the memo
+    b = package / "sub" / "b.py"
+    before = b.stat()
+    b.write_bytes(b"B = 3\n")
+    os.utime(b, ns=(before.st_atime_ns, before.st_mtime_ns))
+    second = precompiled.digest_of(str(package))
+    assert second == _slow_digest(package) != first and reads
+    (package / "sub" / "new.py").write_bytes(b"")
+    assert precompiled.digest_of(str(package)) == _slow_digest(package) != second
+
+
+def test_a_digest_is_not_remembered_while_a_source_may_still_change(cache, tmp_path, monkeypatch):
+    """git's racy rule: a file written within SETTLED_NS might change again within the same tick
+    of the filesystem's clock, leaving its status as it was."""
+    monkeypatch.setattr(precompiled, "SETTLED_NS", 10**15)
+    package = _package(tmp_path / "pkg")
+    assert precompiled.digest_of(str(package)) == _slow_digest(package)
+    assert not (cache / "sources").exists() or not any((cache / "sources").iterdir())
+
+
+@pytest.mark.parametrize("damage", ["writable by others", "another digest", "garbage"])
+def test_a_memo_not_trusted_or_not_matching_is_not_used(cache, tmp_path, monkeypatch, damage):
+    monkeypatch.setattr(precompiled, "SETTLED_NS", 0)
+    package = _package(tmp_path / "pkg")
+    right = precompiled.digest_of(str(package))
+    (memo,) = (cache / "sources").iterdir()
+    status, digest = memo.read_text().split()
+    if damage == "writable by others":
+        memo.write_text(f"{status} {'0' * 64}\n")
+        memo.chmod(0o666)
+    elif damage == "another digest":
+        memo.write_text(f"{'1' * 64} {'0' * 64}\n")  # another status's
+    else:
+        memo.write_bytes(b"\xff" * 300)
+    assert precompiled.digest_of(str(package)) == right
+
+
 def test_an_unwritable_cache_still_runs(tmp_path, monkeypatch):
     blocker = tmp_path / "a-file"
     blocker.write_bytes(b"")
@@ -240,10 +327,7 @@ def _planted(cache, monkeypatch, dir_mode=0o700, file_mode=0o600):
     sub = cache / f"precompiled-{precompiled._cache_key()}"
     sub.mkdir(mode=0o700)
     path = sub / f"{QUOTIENT.module}.{QUOTIENT.name}-{tag}.o"
-    code = b"planted machine code"
-    header = precompiled.json.dumps({"symbol": "planted", "sha256": hashlib.sha256(code).hexdigest(),
-                                     "needs": [], "kernel": precompiled._identity(variant)})
-    path.write_bytes(precompiled._MAGIC + header.encode() + b"\n" + code)
+    path.write_bytes(precompiled.cache_file(precompiled._identity(variant), "planted", b"planted machine code", []))
     path.chmod(file_mode)
     return precompiled._cached_object(variant)
 
@@ -272,7 +356,7 @@ def test_a_cache_under_a_directory_anyone_may_write_is_not_used(tmp_path, monkey
     assert precompiled.private_dir("sub") is None
     assert "which anyone may write" in capsys.readouterr().err
     open_dir.chmod(0o1777)  # /tmp's form: the sticky bit keeps others' hands off the user's entries
-    assert precompiled.private_dir("sub") == open_dir / "cache" / "sub"
+    assert precompiled.private_dir("sub") == str(open_dir / "cache" / "sub")
 
 
 def _key_dir(cache, key, age_days, files=("k.o",), links=()):
@@ -335,9 +419,9 @@ def test_the_contract_holds_with_the_installed_numba():
     """CHECKED_WITH names the installed releases; after an upgrade this fails until the loader is
     checked with the new one (this file passing) and CHECKED_WITH says so."""
     root = precompiled.check_contract()
-    assert (root / "__init__.py").is_file()
+    assert os.path.isfile(os.path.join(root, "__init__.py"))
     for name, stem, _ in precompiled.HELPER_MODULES:
-        assert precompiled._extension(name, root / stem).c_helpers
+        assert precompiled._extension(name, os.path.join(root, stem)).c_helpers
 
 
 def test_outside_symbols_are_read_from_the_declarations():
@@ -503,6 +587,25 @@ def test_find_over_files_imports_no_numpy(tiny_inputs, built_cache):
                 assert run.stderr == " imported\n", (argv, run.stderr)
             outputs.append(run.stdout)
         assert outputs[0] == outputs[1] and outputs[0], argv
+
+
+def test_find_imports_no_pathlib_json_or_shutil(tiny_inputs, built_cache):
+    """Nor the standard library's slower modules (pathlib with urllib.parse, json, shutil with
+    bz2 and lzma: ~8 ms of a start that is ~60): the cache's paths are strings, its files' header
+    plain text, argparse's formatter given the width (options.sized). Run without `site`, whose
+    .pth hooks (numba-cuda's) import pathlib in this environment but not in a plain install."""
+    import site
+
+    path = os.pathsep.join([str(Path(precompiled.__file__).parents[1]), *site.getsitepackages()])
+    env = dict(os.environ, SEQSIFT_CACHE_DIR=str(built_cache[0]), SEQSIFT_PRECOMPILED="1", PYTHONPATH=path)
+    script = ("import sys; from seqsift import cli; code = cli.main(sys.argv[1:]); sys.stdout.flush(); "
+              "sys.stderr.write(' '.join(m for m in ('pathlib', 'json', 'shutil', 'numpy', 'numba') "
+              "if m in sys.modules) + ' imported\\n')")
+    for argv in (["-c", "ACG", "tiny.txt"], ["-r", "-l", "ACG", "."]):
+        run = subprocess.run([sys.executable, "-S", "-c", script, "find", "-q", *argv], env=env, capture_output=True,
+                             text=True, timeout=600, cwd=tiny_inputs)
+        assert run.returncode == 0 and run.stdout, run.stderr
+        assert run.stderr == " imported\n", (argv, run.stderr)
 
 
 def test_the_construction_in_pieces_imports_no_numba(tiny_inputs, built_cache):

@@ -18,7 +18,7 @@ import threading
 
 from seqsift import __version__
 from seqsift.errors import SeqsiftError
-from seqsift.options import EXIT_ERROR, EXIT_INTERRUPTED, common_options
+from seqsift.options import EXIT_ERROR, EXIT_INTERRUPTED, ArgumentParser, common_options
 
 # Each subcommand: the module defining it, and the line `seqsift --help` lists it with. Only the
 # module a command line names is imported, so a command does not pay for the others' imports, and
@@ -42,7 +42,7 @@ COMMANDS = {
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The parser of `command`, from its module; for anything else (--version, --help, no or an
     unknown command) one that only lists the commands, with no module imported."""
-    parser = argparse.ArgumentParser(prog="seqsift", description="Find patterns in large data fast.")
+    parser = ArgumentParser(prog="seqsift", description="Find patterns in large data fast.")
     parser.add_argument("--version", action="version", version=f"seqsift {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     if command in COMMANDS:

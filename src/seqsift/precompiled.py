@@ -42,14 +42,12 @@ import ctypes
 import importlib
 import importlib.machinery
 import importlib.util
-import json
 import os
 import re
 import stat
 import sys
 import threading
 import time
-from pathlib import Path
 
 try:  # CPython's own SHA-256: the same digests as hashlib's without loading OpenSSL (~3 ms of each start, 2026-12-02)
     from _sha2 import sha256
@@ -59,7 +57,7 @@ except ImportError:
     except ImportError:
         from hashlib import sha256
 
-_MAGIC = b"seqsift-precompiled 3\n"
+_MAGIC = b"seqsift-precompiled 4\n"
 # The Numba and llvmlite releases (major.minor) whose internals the loader was checked against.
 CHECKED_WITH = {"numba": "0.68", "llvmlite": "0.50"}
 # Numba's C extension modules the loader takes helpers from: (module, file under numba/ without
@@ -413,31 +411,66 @@ _key = None
 _sources = None
 
 
+SETTLED_NS = 2_000_000_000  # how long a file must have been left alone before its status is trusted to show a change
+
+
 def sources_digest() -> bytes:
     """SHA-256 over every seqsift source file, names (relative, '/'-separated) included, in the
-    order of their names (~3 ms, once a process: os.scandir and plain reads, where pathlib's
-    rglob and read_bytes took ~10)."""
+    order of their names, once a process (the package's own directory: digest_of)."""
     global _sources
     if _sources is None:
-        h = sha256()
-        package = os.path.dirname(os.path.abspath(__file__))
-        for name in sorted(_source_names(package, "")):
-            with open(os.path.join(package, name), "rb") as f:
-                h.update(name.encode() + b"\0" + f.read() + b"\0")
-        _sources = h.digest()
+        _sources = digest_of(os.path.dirname(os.path.abspath(__file__)))
     return _sources
 
 
-def _source_names(top: str, prefix: str) -> list[str]:
-    """The .py files under top, as paths relative to it ('/'-separated after prefix)."""
-    names = []
+def digest_of(package: str) -> bytes:
+    """sources_digest of the package at `package`. Reading and hashing every file took ~5 ms of
+    every command's start, so the digest is remembered in the cache under the files' status
+    (device, inode, size, modification and change times in ns, with their names): a later
+    process only stats them. Writing a file changes its status; a digest is remembered only once
+    every file has been left alone SETTLED_NS, since a write within the filesystem's timestamp
+    granularity of the one before could leave the status as it was (git's "racy" rule)."""
+    files = sorted(_source_files(package, ""))
+    status = sha256("\0".join(f"{name}:{st.st_dev}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}"
+                              for name, st in files).encode()).hexdigest()
+    directory = private_dir("sources")
+    memo = os.path.join(directory, sha256(package.encode()).hexdigest()[:32]) if directory else None
+    if memo:
+        remembered = _remembered(memo, status)
+        if remembered is not None:
+            return remembered
+    h = sha256()
+    for name, _ in files:
+        h.update(name.encode() + b"\0" + _bytes_of(os.path.join(package, name)) + b"\0")
+    digest = h.digest()
+    now = time.time_ns()
+    if memo and all(now - max(st.st_mtime_ns, st.st_ctime_ns) >= SETTLED_NS for _, st in files):
+        _replace(memo, f"{status} {digest.hex()}\n".encode())
+    return digest
+
+
+def _remembered(memo: str, status: str) -> bytes | None:
+    """The digest a memo file holds for `status`, if the file is trusted and holds it."""
+    try:
+        with open(memo, "rb") as f:
+            if not trusted_file(f):
+                return None
+            held, _, digest = f.read(200).decode("ascii").strip().partition(" ")
+        return bytes.fromhex(digest) if held == status and len(digest) == 64 else None
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None
+
+
+def _source_files(top: str, prefix: str) -> list[tuple[str, os.stat_result]]:
+    """The .py files under top, as (path relative to it, '/'-separated after prefix; status)."""
+    files = []
     with os.scandir(top) as entries:
         for entry in entries:
             if entry.name.endswith(".py") and entry.is_file():
-                names.append(prefix + entry.name)
+                files.append((prefix + entry.name, entry.stat()))
             elif entry.is_dir(follow_symlinks=False) and entry.name != "__pycache__":
-                names += _source_names(entry.path, f"{prefix}{entry.name}/")
-    return names
+                files += _source_files(entry.path, f"{prefix}{entry.name}/")
+    return files
 
 
 def _cache_key() -> str:
@@ -448,8 +481,9 @@ def _cache_key() -> str:
 
         h = sha256(sources_digest())
         numba_spec = importlib.util.find_spec("numba")
-        version_file = Path(numba_spec.origin).with_name("_version.py") if numba_spec and numba_spec.origin else None
-        h.update(version_file.read_bytes() if version_file and version_file.exists() else b"no numba")
+        version_file = os.path.join(os.path.dirname(numba_spec.origin), "_version.py") \
+            if numba_spec and numba_spec.origin else None
+        h.update(_bytes_of(version_file) if version_file and os.path.isfile(version_file) else b"no numba")
         llvm = _loader().llvm  # initialises LLVM's native target, which the host queries need
         parts = [llvmlite.__version__, sys.version, llvm.process_triple(), llvm.host_cpu_name(),
                  llvm.host_cpu_features()] + [os.environ.get(v, "") for v in _NUMBA_SETTINGS]
@@ -458,12 +492,18 @@ def _cache_key() -> str:
     return _key
 
 
-def cache_dir() -> Path:
-    """Where the cache would be (not checked: private_dir and trusted_file check it)."""
+def _bytes_of(path: str) -> bytes:
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def cache_dir() -> str:
+    """Where the cache would be (not checked: private_dir and trusted_file check it). Paths here
+    are strings: pathlib (with the urllib.parse it imports) cost ~3 ms of every command's start."""
     if os.environ.get("SEQSIFT_CACHE_DIR"):
-        return Path(os.environ["SEQSIFT_CACHE_DIR"])
+        return os.environ["SEQSIFT_CACHE_DIR"]
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "seqsift"
+    return os.path.join(base, "seqsift")
 
 
 _warned: set = set()
@@ -474,7 +514,7 @@ def _mine(st: os.stat_result) -> bool:
     return st.st_uid == os.getuid() and not st.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
 
 
-def _untrusted(path: Path) -> str | None:
+def _untrusted(path: str) -> str | None:
     """Why a directory cannot hold code this process will run (None: it can)."""
     try:
         st = os.stat(path)
@@ -486,7 +526,7 @@ def _untrusted(path: Path) -> str | None:
         return f"is owned by uid {st.st_uid}, not by this user"
     if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
         return f"is writable by others (mode {stat.S_IMODE(st.st_mode):o})"
-    for parent in Path(os.path.abspath(path)).parents:
+    for parent in _parents(os.path.abspath(path)):
         try:
             up = os.stat(parent)
         except OSError:
@@ -496,19 +536,28 @@ def _untrusted(path: Path) -> str | None:
     return None
 
 
-def private_dir(name: str) -> Path | None:
+def _parents(path: str) -> list[str]:
+    """The directories above an absolute path, nearest first, '/' last."""
+    parents = []
+    while (up := os.path.dirname(path)) != path:
+        parents.append(up)
+        path = up
+    return parents
+
+
+def private_dir(name: str) -> str | None:
     """The cache's subdirectory `name`, made if missing (mode 700), or None where the cache is
     missing and cannot be made (silently) or is not trusted (with a warning, once a process)."""
     top = cache_dir()
-    path = top / name
+    path = os.path.join(top, name)
     try:
-        path.mkdir(mode=0o700, parents=True, exist_ok=True)
+        os.makedirs(path, mode=0o700, exist_ok=True)
     except OSError:
         return None
     why = _untrusted(top) or (_untrusted(path) and f"has {name}, which {_untrusted(path)}")
     if why:
-        if str(top) not in _warned:
-            _warned.add(str(top))
+        if top not in _warned:
+            _warned.add(top)
             sys.stderr.write(f"seqsift: warning: the cache directory {top} is not used: it {why}\n")
         return None
     return path
@@ -531,7 +580,7 @@ def _cached_object(variant: _Variant) -> tuple[str, bytes, list[str]]:
         _used = True
         with contextlib.suppress(OSError):
             os.utime(directory)
-    path = directory / f"{kernel.module}.{kernel.name}-{tag}.o" if directory else None
+    path = os.path.join(directory, f"{kernel.module}.{kernel.name}-{tag}.o") if directory else None
     found = _read(path, _identity(variant)) if path else None
     if found is not None:
         return found
@@ -540,7 +589,7 @@ def _cached_object(variant: _Variant) -> tuple[str, bytes, list[str]]:
         _write(path, _identity(variant), symbol, code, needs)
         if not _pruned:  # a new key's first kernels: the moment old keys' directories are left behind
             _pruned = True
-            prune_stale(directory.name)
+            prune_stale(os.path.basename(directory))
     return symbol, code, needs
 
 
@@ -617,7 +666,18 @@ def _identity(variant: _Variant) -> str:
     return f"{variant.kernel.module}.{variant.kernel.name}({variant.signature})->{variant.kernel.results}"
 
 
-def _read(path: Path, identity: str) -> tuple[str, bytes, list[str]] | None:
+def cache_file(identity: str, symbol: str, code: bytes, needs: list[str]) -> bytes | None:
+    """A cache file's bytes: _MAGIC, one header line of tab-separated fields (what it holds, the
+    symbol, the code's SHA-256, the outside symbols space-separated), the object code. None where
+    a name holds a separator (never so for LLVM's and Numba's names): such a kernel goes uncached.
+    Plain text rather than JSON, whose module cost ~1.5 ms of every command's start."""
+    fields = [identity, symbol, sha256(code).hexdigest(), " ".join(needs)]
+    if any(c in field for field in fields for c in "\t\n") or any(" " in n or not n for n in needs):
+        return None
+    return _MAGIC + "\t".join(fields).encode() + b"\n" + code
+
+
+def _read(path: str, identity: str) -> tuple[str, bytes, list[str]] | None:
     try:
         with open(path, "rb") as f:
             if not trusted_file(f):
@@ -629,30 +689,32 @@ def _read(path: Path, identity: str) -> tuple[str, bytes, list[str]] | None:
         return None
     head, sep, code = data[len(_MAGIC):].partition(b"\n")
     try:
-        header = json.loads(head)
-        symbol, digest, needs = str(header["symbol"]), str(header["sha256"]), [str(n) for n in header["needs"]]
-        holds = header["kernel"]
-    except (ValueError, KeyError, TypeError):
+        holds, symbol, digest, needs = head.decode().split("\t")
+    except (UnicodeDecodeError, ValueError):
         return None
-    if not sep or holds != identity or sha256(code).hexdigest() != digest:
+    if not sep or holds != identity or not symbol or sha256(code).hexdigest() != digest:
         return None
-    return symbol, code, needs
+    return symbol, code, needs.split()
 
 
-def _write(path: Path, identity: str, symbol: str, code: bytes, needs: list[str]) -> None:
-    """Atomically (a temporary file renamed), so concurrent processes never read half a file;
-    an unwritable cache is skipped."""
-    header = json.dumps({"kernel": identity, "symbol": symbol, "sha256": sha256(code).hexdigest(),
-                         "needs": needs}).encode()
+def _write(path: str, identity: str, symbol: str, code: bytes, needs: list[str]) -> None:
+    data = cache_file(identity, symbol, code, needs)
+    if data is not None:
+        _replace(path, data)
+
+
+def _replace(path: str, data: bytes) -> None:
+    """Write a cache file atomically (a temporary file renamed, mode 600), so concurrent
+    processes never read half a file; an unwritable cache is skipped."""
     try:
         import tempfile
 
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".tmp-")
     except OSError:
         return
     try:
         with os.fdopen(fd, "wb") as f:
-            f.write(_MAGIC + header + b"\n" + code)
+            f.write(data)
         os.replace(tmp, path)
     except OSError:
         with contextlib.suppress(OSError):
@@ -669,12 +731,12 @@ def numba_version() -> str:
     spec = importlib.util.find_spec("numba")
     if spec is None or not spec.origin:
         return ""
-    path = Path(spec.origin).with_name("_version.py")
-    found = re.search(r'"version":\s*"([^"]+)"', path.read_text()) if path.exists() else None
-    return found.group(1) if found else ""
+    path = os.path.join(os.path.dirname(spec.origin), "_version.py")
+    found = re.search(rb'"version":\s*"([^"]+)"', _bytes_of(path)) if os.path.isfile(path) else None
+    return found.group(1).decode() if found else ""
 
 
-def check_contract() -> Path:
+def check_contract() -> str:
     """Numba's package directory, where the installed releases are those CHECKED_WITH names
     and its helper modules are where they were; else Unavailable, saying what differs."""
     import llvmlite
@@ -684,7 +746,7 @@ def check_contract() -> Path:
         if _release(version) != CHECKED_WITH[package]:
             raise Unavailable(f"{package} {version or '(not found)'} is not the {CHECKED_WITH[package]} release "
                               "the loader was checked with")
-    return Path(importlib.util.find_spec("numba").origin).parent
+    return os.path.dirname(importlib.util.find_spec("numba").origin)
 
 
 class _LLVM:
@@ -698,10 +760,10 @@ class _LLVM:
     def __init__(self):
         spec = importlib.util.find_spec("llvmlite")
         name = "libllvmlite.dylib" if sys.platform == "darwin" else "libllvmlite.so"
-        path = Path(spec.origin).parent / "binding" / name if spec and spec.origin else None
-        if os.name != "posix" or path is None or not path.is_file():
+        path = os.path.join(os.path.dirname(spec.origin), "binding", name) if spec and spec.origin else None
+        if os.name != "posix" or path is None or not os.path.isfile(path):
             raise Unavailable(f"llvmlite's library is not at {path}")
-        lib = ctypes.CDLL(str(path))
+        lib = ctypes.CDLL(path)
         P, S, I, OUT = ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int, ctypes.POINTER(ctypes.c_char_p)
 
         def bind(function: str, restype, *argtypes):
@@ -814,9 +876,9 @@ class _Loader:
     def __init__(self):
         self.root = root = check_contract()
         for name, stem, _ in HELPER_MODULES:  # there, though loaded only once needed
-            if name not in sys.modules and not any(Path(f"{root / stem}{suffix}").is_file()
+            if name not in sys.modules and not any(os.path.isfile(os.path.join(root, stem) + suffix)
                                                    for suffix in importlib.machinery.EXTENSION_SUFFIXES):
-                raise Unavailable(f"{name} is not at {root / stem}.*")
+                raise Unavailable(f"{name} is not at {os.path.join(root, stem)}.*")
         self.llvm = ll = _LLVM()
         ll.initialize_native_target()
         ll.initialize_native_asmprinter()
@@ -844,7 +906,7 @@ class _Loader:
             if self.helpers is None:
                 helpers = {}
                 for name, stem, prefix in HELPER_MODULES:
-                    table = getattr(_extension(name, self.root / stem), "c_helpers", None)
+                    table = getattr(_extension(name, os.path.join(self.root, stem)), "c_helpers", None)
                     if not isinstance(table, dict) or not table:
                         raise Unavailable(f"{name} has no c_helpers table")
                     for py_name, address in table.items():
@@ -890,13 +952,13 @@ class _Loader:
         return address
 
 
-def _extension(name: str, stem: Path):
+def _extension(name: str, stem: str):
     """A Numba C extension module by file, stem + this Python's extension suffix (it imports
     nothing of Numba's Python code); the one already imported when Numba is."""
     if name in sys.modules:
         return sys.modules[name]
-    paths = [Path(f"{stem}{suffix}") for suffix in importlib.machinery.EXTENSION_SUFFIXES]
-    path = next((p for p in paths if p.is_file()), None)
+    paths = [f"{stem}{suffix}" for suffix in importlib.machinery.EXTENSION_SUFFIXES]
+    path = next((p for p in paths if os.path.isfile(p)), None)
     if path is None:
         raise Unavailable(f"{name} is not at {stem}.*")
     spec = importlib.util.spec_from_file_location(name, path)

@@ -69,3 +69,21 @@ def test_the_check_sees_an_eager_import():
     """The control: a command that runs imports its engine (and numpy) in the same harness."""
     _, _, modules = loaded("align", "--dna", "/dev/null", "/dev/null")
     assert "numpy" in heavy(modules) and "seqsift.alignment.stream" in modules
+
+
+def test_help_is_argparse_own_at_any_width(monkeypatch):
+    """options.sized gives argparse's formatter the width it would get from shutil (not imported
+    for that alone): every command's help, wrapped to $COLUMNS, is argparse's own."""
+    from seqsift import cli, options
+
+    texts = {}
+    for columns in ("40", "100"):
+        for command in COMMANDS:
+            monkeypatch.setenv("COLUMNS", columns)
+            ours = cli.build_parser(command).commands[command].format_help()
+            with monkeypatch.context() as plain_argparse:
+                plain_argparse.setattr(options, "sized", lambda formatter: formatter)
+                plain = cli.build_parser(command).commands[command].format_help()
+            assert ours == plain, (columns, command)
+            texts[columns, command] = ours
+    assert all(texts["40", command] != texts["100", command] for command in COMMANDS)  # the width was taken

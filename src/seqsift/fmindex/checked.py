@@ -19,19 +19,18 @@ import hashlib
 import os
 import stat
 import time
-from pathlib import Path
 
 from seqsift.precompiled import private_dir, sources_digest
 
 SETTLED_NS = 2_000_000_000  # how long a file must have been left alone before it is remembered
 
 
-def _marker(st: os.stat_result) -> Path | None:
+def _marker(st: os.stat_result) -> str | None:
     directory = private_dir("checked-indexes")
     if directory is None:
         return None
     identity = f"{st.st_dev}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}".encode()
-    return directory / hashlib.sha256(identity + b"\0" + sources_digest()).hexdigest()[:32]
+    return os.path.join(directory, hashlib.sha256(identity + b"\0" + sources_digest()).hexdigest()[:32])
 
 
 def seen(st: os.stat_result) -> bool:
@@ -54,6 +53,6 @@ def remember(st: os.stat_result) -> None:
     if marker is None:
         return
     try:
-        marker.touch(mode=0o600)
+        os.close(os.open(marker, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o600))
     except OSError:
         pass
