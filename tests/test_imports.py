@@ -1,7 +1,7 @@
 """seqsift's layers, checked on the source: every arrow points down. From the top: cli.py (and the
 console entry), the subcommand modules (`*/command.py`, `fmindex/commands.py`, demo, the Lab),
 the engines (find, scan, fmindex, alignment, map), then io/, runner.py and distributed.py, and
-the bottom (options, progress, errors, backend, precompiled, intrinsics, lazy).
+the bottom (options, progress, errors, backend, precompiled with objload, intrinsics, lazy).
 
 Every module under src/seqsift is parsed with ast; an import counts wherever it is written (at
 module level or inside a function, where the engines defer their heavy ones), relative imports
@@ -178,6 +178,6 @@ def test_no_import_cycles(graph):
 
 def test_bottom_modules_import_nothing_above_them(graph):
     bottom = {"seqsift.options", "seqsift.progress", "seqsift.errors", "seqsift.backend", "seqsift.precompiled",
-              "seqsift.intrinsics", "seqsift.lazy", "seqsift.runner", "seqsift.distributed"}
+              "seqsift.objload", "seqsift.intrinsics", "seqsift.lazy", "seqsift.runner", "seqsift.distributed"}
     for module in bottom:
         assert graph[module] <= bottom, (module, graph[module] - bottom)

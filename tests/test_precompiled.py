@@ -8,6 +8,7 @@ import hashlib
 import importlib
 import mmap
 import os
+import struct
 import subprocess
 import sys
 from array import array
@@ -16,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from seqsift import precompiled
+from seqsift import objload, precompiled
 from seqsift.precompiled import Kernel
 
 QUOTIENT = Kernel("tests.precompiled_sample", "quotient", "int64[:] int64 int64[:]", "int32[:] int64 int64[:]", results=2)
@@ -621,3 +622,167 @@ def test_the_construction_in_pieces_imports_no_numba(tiny_inputs, built_cache):
     run = subprocess.run([sys.executable, "-c", script, str(tiny_inputs / "ref.fa")], env=env, capture_output=True,
                          text=True, timeout=600)
     assert run.returncode == 0 and run.stdout.split() == ["True", "False"], run.stderr
+
+# -- objload.py: the cached objects loaded without LLVM ------------------------------------------------
+# Loaded directly they give the results LLVM's JIT linking them gives, and the dispatchers'; an object
+# objload cannot load (damaged, another machine, another relocation, a symbol nowhere) is Unsupported,
+# and the kernel is then linked through LLVM, with the same results. The host's description (part of
+# the cache key) is remembered without LLVM.
+DIRECT = pytest.mark.skipif(not objload.supported(), reason="objload loads x86-64 Linux objects only; "
+                            "elsewhere every kernel is linked through LLVM (the tests above)")
+
+
+def _object(kernel=QUOTIENT) -> tuple[str, bytes, list[str]]:
+    """(symbol, object code, outside symbols) of the kernel's first signature, from the cache."""
+    return precompiled._cached_object(kernel.variants[0])
+
+
+def _call(address: int, values: np.ndarray, divisor: int) -> tuple[np.ndarray, list]:
+    """QUOTIENT's int64 signature called at `address` as precompiled.Kernel calls it."""
+    import ctypes
+
+    out = np.zeros(values.size, np.int64)
+    results = (ctypes.c_int64 * 3)()  # the status (0: no exception), then the two results
+    array = [ctypes.c_void_p, ctypes.c_int64]
+    function = ctypes.CFUNCTYPE(None, ctypes.c_void_p, *array, ctypes.c_int64, *array)(address)
+    function(ctypes.addressof(results), values.ctypes.data, values.size, divisor, out.ctypes.data, out.size)
+    assert results[0] == 0
+    return out, list(results[1:])
+
+
+@DIRECT
+def test_loaded_directly_as_through_llvm_and_the_dispatcher(cache, fresh_loader, rng):
+    values = rng.integers(-10**6, 10**6, 1000)
+    QUOTIENT(values, 7, np.zeros(1000, np.int64))  # compiled into the cache
+    symbol, code, needs = _object()
+    loader = precompiled._loader()
+    direct = loader.load(code, symbol, needs)
+    assert loader._jit is None  # LLVM not even loaded
+    through_llvm = loader.jit().load(code, symbol)
+    expected_out = np.zeros(1000, np.int64)
+    expected = QUOTIENT.dispatcher()(values, 7, expected_out)
+    for address in (direct, through_llvm):
+        out, results = _call(address, values, 7)
+        assert np.array_equal(out, expected_out) and tuple(results) == tuple(expected)
+
+
+@DIRECT
+def test_a_kernel_needing_numbas_helpers_loads_directly(cache, fresh_loader, rng):
+    """MIXED allocates (NRT_MemInfo_alloc_aligned and others from Numba's helper modules)."""
+    values = rng.integers(-1000, 1000, 64).astype(np.int32)
+    cube = rng.integers(-50, 50, (2, 3, 4)).astype(np.int16)
+    args = ((np.int64(3), values), cube, np.uint8(9), np.int16(-4), 1.5)
+    out, expected_out = np.zeros(64, np.int64), np.zeros(64, np.int64)
+    assert MIXED(*args, out) == tuple(int(x) for x in MIXED.dispatcher()(*args, expected_out))
+    assert np.array_equal(out, expected_out) and precompiled._the_loader._jit is None
+
+
+def _section(code: bytes, wanted: str) -> tuple:
+    """The section header named `wanted` (objload's layout of a header)."""
+    ehdr = objload._EHDR.unpack_from(code)
+    shoff, shnum, shstrndx = ehdr[6], ehdr[12], ehdr[13]
+    headers = [objload._SHDR.unpack_from(code, shoff + k * objload._SHDR.size) for k in range(shnum)]
+    names = headers[shstrndx]
+    for h in headers:
+        start = names[4] + h[0]
+        if code[start:code.index(b"\0", start)].decode() == wanted:
+            return h
+    raise AssertionError(wanted)
+
+
+def _damaged(code: bytes) -> dict[str, bytes]:
+    rela = _section(code, ".rela.ltext")
+    first = rela[4]  # the first relocation of the code: its type made R_X86_64_PC32 (2)
+    where, info, addend = objload._RELA.unpack_from(code, first)
+    pc32 = code[:first] + objload._RELA.pack(where, (info >> 32 << 32) | 2, addend) + code[first + objload._RELA.size:]
+    past = code[:first] + objload._RELA.pack(10**9, info, addend) + code[first + objload._RELA.size:]
+    return {
+        "truncated": code[: len(code) // 2],
+        "another machine": code[:18] + struct.pack("<H", 183) + code[20:],  # AArch64
+        "a 32-bit relocation": pc32,
+        "a relocation past its section": past,
+        "not ELF": b"MZ" + code[2:],
+    }
+
+
+@DIRECT
+@pytest.mark.parametrize("damage", ["truncated", "another machine", "a 32-bit relocation",
+                                    "a relocation past its section", "not ELF"])
+def test_an_object_it_cannot_load_is_unsupported(cache, fresh_loader, damage):
+    QUOTIENT(np.arange(10), 3, np.zeros(10, np.int64))
+    symbol, code, _ = _object()
+    loader = precompiled._loader()
+    with pytest.raises(objload.Unsupported):
+        objload.load(_damaged(code)[damage], symbol, loader.address_of)
+
+
+@DIRECT
+def test_a_symbol_found_nowhere_is_unsupported(cache, fresh_loader):
+    QUOTIENT(np.arange(10), 3, np.zeros(10, np.int64))
+    symbol, code, _ = _object()
+    with pytest.raises(objload.Unsupported, match="NRT_MemInfo_call_dtor is not found"):
+        objload.load(code, symbol, lambda name: None)
+    with pytest.raises(objload.Unsupported, match="lacks"):
+        objload.load(code, "no_such_symbol", precompiled._loader().address_of)
+
+
+@DIRECT
+def test_an_object_it_refuses_is_linked_through_llvm_with_the_same_results(cache, fresh_loader, monkeypatch, capsys,
+                                                                            rng):
+    """(A refusal stood in for: an object damaged to show one would be damaged for LLVM too.)"""
+    def refuse(code, symbol, resolve):
+        raise objload.Unsupported("relocation type 2")
+
+    values = rng.integers(-1000, 1000, 300)
+    QUOTIENT(values, 5, np.zeros(300, np.int64))
+    monkeypatch.setattr(QUOTIENT.variants[0], "_function", None)
+    monkeypatch.setattr(precompiled, "_compile", lambda variant: pytest.fail("compiled again"))
+    monkeypatch.setattr(objload, "load", refuse)
+    out, expected_out = np.zeros(300, np.int64), np.zeros(300, np.int64)
+    assert QUOTIENT(values, 5, out) == QUOTIENT.dispatcher()(values, 5, expected_out)
+    assert np.array_equal(out, expected_out) and not QUOTIENT.jit and precompiled._the_loader._jit is not None
+    assert "linked through LLVM instead: relocation type 2" in capsys.readouterr().err
+
+
+@DIRECT
+def test_where_objects_cannot_be_loaded_directly_llvm_links_them(cache, fresh_loader, monkeypatch, rng):
+    monkeypatch.setattr(objload, "supported", lambda: False)
+    values = rng.integers(-1000, 1000, 300)
+    out, expected_out = np.zeros(300, np.int64), np.zeros(300, np.int64)
+    assert QUOTIENT(values, 9, out) == QUOTIENT.dispatcher()(values, 9, expected_out)
+    assert np.array_equal(out, expected_out) and precompiled._the_loader._jit is not None
+
+
+@DIRECT
+def test_the_host_is_remembered_and_is_llvms(cache, monkeypatch):
+    """The key's host part without LLVM once remembered; a memo others may write, or damaged, is
+    not used (LLVM is asked again)."""
+    first = precompiled.host_target()
+    ll = precompiled._llvm()
+    assert first == (ll.process_triple(), ll.host_cpu_name(), ll.host_cpu_features())
+    (memo,) = (cache / "hosts").iterdir()
+    asked = []
+    monkeypatch.setattr(precompiled, "_llvm", lambda: asked.append(1) or ll)
+    assert precompiled.host_target() == first and asked == []
+    memo.write_text("x86_64\tznver9\t+everything")
+    memo.chmod(0o666)
+    assert precompiled.host_target() == first and asked == [1]
+    memo.unlink()
+    precompiled.host_target()
+    memo.write_text("only two\tfields")
+    assert precompiled.host_target() == first and asked == [1, 1, 1]
+
+
+@DIRECT
+def test_a_command_maps_no_llvm(tmp_path):
+    """`seqsift find` with its kernel cached: llvmlite's library is never mapped (it is ~8 ms of
+    the start when in the page cache, ~2 s when not)."""
+    target = tmp_path / "t.txt"
+    target.write_bytes(b"xxACGTTGxxACGxx\n")
+    env = dict(os.environ, SEQSIFT_CACHE_DIR=str(tmp_path / "cache"))
+    script = ("import sys; from seqsift import cli; code = cli.main(sys.argv[1:]); sys.stdout.flush(); "
+              "sys.stderr.write(str(open('/proc/self/maps').read().count('libllvmlite')))")
+    runs = [subprocess.run([sys.executable, "-c", script, "find", "-c", "ACG", str(target)], env=env,
+                           capture_output=True, text=True, timeout=600) for _ in range(2)]
+    assert [r.stdout for r in runs] == [f"{target}\t2\n"] * 2, runs[0].stderr
+    assert runs[1].stderr == "0"  # the first compiled it (Numba maps LLVM); the second only loads it

@@ -3,13 +3,16 @@
 Why: importing Numba and setting up its CPU target costs ~0.5 s at every start, about as much
 as searching a million reads (docs/benchmarks.md). A kernel declared here is compiled the first
 time a process calls it, through a C-callable wrapper (`numba.cfunc`), and its machine code is
-stored in the cache directory. Later processes link that object file into an LLVM JIT of their
-own (llvmlite and Numba's C helper modules: ~40 ms) and call it through ctypes, which
-releases the GIL during the call as Numba's `nogil` does. Results are the same machine code's.
+stored in the cache directory. Later processes load that object file into executable memory
+(objload.py, on x86-64 Linux: ~0.3 ms a kernel, no LLVM; elsewhere, or for an object it refuses,
+LLVM's JIT links it: llvmlite's library loaded, ~10 ms) with Numba's C helper modules, and call
+it through ctypes, which releases the GIL during the call as Numba's `nogil` does. Results are
+the same machine code's.
 
 The cache key covers everything the machine code depends on: every seqsift source file,
-Numba's and llvmlite's versions, Python's, the CPU (name and features, as Numba targets them)
-and Numba's code-generation settings. A stale, damaged or foreign file is recompiled, never
+Numba's and llvmlite's versions, Python's, the CPU (name and features, as Numba targets them:
+LLVM's answer, remembered under /proc/cpuinfo's: host_target) and Numba's code-generation
+settings. A stale, damaged or foreign file is recompiled, never
 trusted; nothing in it is unpickled. Directory: $SEQSIFT_CACHE_DIR, else
 $XDG_CACHE_HOME/seqsift, else ~/.cache/seqsift; where none is writable, each process compiles
 its own. SEQSIFT_PRECOMPILED=0 calls the Numba functions instead. `python -m seqsift.precompiled`
@@ -49,6 +52,8 @@ import sys
 import threading
 import time
 
+from seqsift import objload
+
 try:  # CPython's own SHA-256: the same digests as hashlib's without loading OpenSSL (~3 ms of each start, 2026-12-02)
     from _sha2 import sha256
 except ImportError:
@@ -72,6 +77,7 @@ _NUMBA_SETTINGS = ("NUMBA_OPT", "NUMBA_CPU_NAME", "NUMBA_CPU_FEATURES", "NUMBA_B
 _SCALARS = ("int64", "bool", "uint8", "int16", "float64")
 _lock = threading.Lock()
 _helpers_lock = threading.RLock()
+_llvm_lock = threading.Lock()
 
 
 def enabled() -> bool:
@@ -83,6 +89,13 @@ class Unavailable(Exception):
 
 
 _fallback_warned = False
+_warned_once: set = set()
+
+
+def _warn_once(message: str) -> None:
+    if message not in _warned_once:
+        _warned_once.add(message)
+        sys.stderr.write(f"seqsift: warning: {message}\n")
 
 
 def _fall_back(kernel: "Kernel", why: str) -> None:
@@ -484,9 +497,8 @@ def _cache_key() -> str:
         version_file = os.path.join(os.path.dirname(numba_spec.origin), "_version.py") \
             if numba_spec and numba_spec.origin else None
         h.update(_bytes_of(version_file) if version_file and os.path.isfile(version_file) else b"no numba")
-        llvm = _loader().llvm  # initialises LLVM's native target, which the host queries need
-        parts = [llvmlite.__version__, sys.version, llvm.process_triple(), llvm.host_cpu_name(),
-                 llvm.host_cpu_features()] + [os.environ.get(v, "") for v in _NUMBA_SETTINGS]
+        _loader()  # the contract with Numba holds, else Unavailable
+        parts = [llvmlite.__version__, sys.version, *host_target()] + [os.environ.get(v, "") for v in _NUMBA_SETTINGS]
         h.update("\0".join(parts).encode())
         _key = h.hexdigest()[:32]
     return _key
@@ -869,9 +881,10 @@ _FORWARDED = {"NRT_MemInfo_call_dtor": ctypes.CFUNCTYPE(None, ctypes.c_void_p)}
 
 
 class _Loader:
-    """LLVM's JIT with the C helpers Numba's code calls: its runtime (allocation) and helper
-    library, loaded from Numba's extension files without importing the numba package, the first
-    time a kernel calls one (_FORWARDED)."""
+    """The C helpers Numba's code calls (its runtime's allocation and helper library, loaded from
+    Numba's extension files without importing the numba package the first time a kernel calls
+    one: _FORWARDED), Python's and the C library's functions, and the objects linked against
+    them: loaded directly (objload.py) on x86-64 Linux, else through LLVM's JIT (_JIT)."""
 
     def __init__(self):
         self.root = root = check_contract()
@@ -879,29 +892,29 @@ class _Loader:
             if name not in sys.modules and not any(os.path.isfile(os.path.join(root, stem) + suffix)
                                                    for suffix in importlib.machinery.EXTENSION_SUFFIXES):
                 raise Unavailable(f"{name} is not at {os.path.join(root, stem)}.*")
-        self.llvm = ll = _LLVM()
-        ll.initialize_native_target()
-        ll.initialize_native_asmprinter()
         self.helpers: dict[str, int] | None = None  # symbol -> address, once the helper modules are loaded
         self._forwarders: dict[str, object] = {}  # the ctypes callbacks bound, kept alive
         # What Numba's JIT adds besides (numba.core.base._load_global_helpers): Py_None's C name and
         # every built-in exception class, each standing for the object itself (an error path's raise).
-        ll.add_symbol("_Py_NoneStruct", id(None))
+        self.symbols: dict[str, int] = {"_Py_NoneStruct": id(None)}
         for value in vars(builtins).values():
             if isinstance(value, type) and issubclass(value, BaseException):
-                ll.add_symbol(f"PyExc_{value.__name__}", id(value))
-        cpu = os.environ.get("NUMBA_CPU_NAME") or ll.host_cpu_name()
-        features = os.environ.get("NUMBA_CPU_FEATURES") or ll.host_cpu_features()
-        arch, target = ll.target()
-        # the relocation model Numba's JIT uses on each architecture
-        reloc = "static" if arch.startswith("x86") else "pic" if arch.startswith("ppc") else "default"
-        self.machine = ll.target_machine(target, cpu, features, reloc)
-        # one per object: objects compiled in different processes may repeat internal names. The
-        # first JIT made makes the process's own symbols (the C library, Python's C API) searchable.
-        self.engines = [ll.engine(self.machine)]
+                self.symbols[f"PyExc_{value.__name__}"] = id(value)
+        self._process = ctypes.CDLL(None)  # the C library's and Python's own symbols
+        self._direct = objload.supported()
+        self._jit: _JIT | None = None
+
+    def address_of(self, name: str) -> int | None:
+        """Where symbol `name` is: one added here, else the process's own (None: nowhere)."""
+        if name in self.symbols:
+            return self.symbols[name]
+        try:
+            return ctypes.cast(getattr(self._process, name), ctypes.c_void_p).value
+        except AttributeError:
+            return None
 
     def load_helpers(self) -> dict[str, int]:
-        """Numba's helper modules loaded (importing numpy) and their functions made known to LLVM."""
+        """Numba's helper modules loaded (importing numpy) and their functions made known."""
         with _helpers_lock:
             if self.helpers is None:
                 helpers = {}
@@ -911,10 +924,15 @@ class _Loader:
                         raise Unavailable(f"{name} has no c_helpers table")
                     for py_name, address in table.items():
                         helpers[py_name if prefix == "NRT_" and py_name.startswith("_") else prefix + py_name] = address
-                for name, address in helpers.items():
-                    self.llvm.add_symbol(name, address)
+                self._add(helpers)
                 self.helpers = helpers
         return self.helpers
+
+    def _add(self, symbols: dict[str, int]) -> None:
+        self.symbols.update(symbols)
+        if self._jit is not None:
+            for name, address in symbols.items():
+                self._jit.llvm.add_symbol(name, address)
 
     def _forwarder(self, name: str) -> int:
         """The address of a C function standing for helper `name` (_FORWARDED): it loads the
@@ -933,23 +951,112 @@ class _Loader:
     def load(self, code: bytes, symbol: str, needs: list[str]) -> int:
         """The address of `symbol` in the object code, once every symbol it needs from outside
         is found (an unresolved one would abort the process inside LLVM)."""
-        ll = self.llvm
-        missing = [name for name in needs if not ll.address_of_symbol(name)]
+        missing = [name for name in needs if not self.address_of(name)]
         if missing and self.helpers is None:
             if all(name in _FORWARDED for name in missing):
-                for name in missing:
-                    ll.add_symbol(name, self._forwarder(name))
+                self._add({name: self._forwarder(name) for name in missing})
             else:
                 self.load_helpers()
-            missing = [name for name in needs if not ll.address_of_symbol(name)]
+            missing = [name for name in needs if not self.address_of(name)]
         if missing:
             raise Unavailable(f"the compiled code calls {', '.join(missing)}, which this process lacks")
-        engine = ll.engine(self.machine)
-        address = ll.link(engine, code, symbol)
+        if self._direct:
+            try:
+                return objload.load(code, symbol, self.address_of)
+            except objload.Unsupported as exc:
+                _warn_once(f"a kernel's object is linked through LLVM instead: {exc}")
+        return self.jit().load(code, symbol)
+
+    def jit(self) -> _JIT:
+        """LLVM's JIT, made on first need, knowing every symbol added here."""
+        with _helpers_lock:
+            if self._jit is None:
+                jit = _JIT()
+                for name, address in self.symbols.items():
+                    jit.llvm.add_symbol(name, address)
+                self._jit = jit
+        return self._jit
+
+
+class _JIT:
+    """Objects linked by LLVM's MCJIT, one engine each: objects compiled in different processes
+    may repeat internal names."""
+
+    def __init__(self):
+        self.llvm = ll = _llvm()
+        _, cpu, features = host_target()
+        cpu = os.environ.get("NUMBA_CPU_NAME") or cpu
+        features = os.environ.get("NUMBA_CPU_FEATURES") or features
+        arch, target = ll.target()
+        # the relocation model Numba's JIT uses on each architecture
+        reloc = "static" if arch.startswith("x86") else "pic" if arch.startswith("ppc") else "default"
+        self.machine = ll.target_machine(target, cpu, features, reloc)
+        # The first JIT made makes the process's own symbols (the C library, Python's C API) searchable.
+        self.engines = [ll.engine(self.machine)]
+
+    def load(self, code: bytes, symbol: str) -> int:
+        engine = self.llvm.engine(self.machine)
+        address = self.llvm.link(engine, code, symbol)
         if not address:
             raise RuntimeError(f"precompiled object lacks {symbol}")
         self.engines.append(engine)
         return address
+
+
+_the_llvm = None
+
+
+def _llvm() -> _LLVM:
+    """llvmlite's library, loaded and its native target initialised, once a process."""
+    global _the_llvm
+    with _llvm_lock:
+        if _the_llvm is None:
+            ll = _LLVM()
+            ll.initialize_native_target()
+            ll.initialize_native_asmprinter()
+            _the_llvm = ll
+    return _the_llvm
+
+
+def host_target() -> tuple[str, str, str]:
+    """LLVM's process triple, host CPU name and features, which the cache key holds. Asking LLVM
+    means loading its library (~8 ms warm, ~2 s cold), so the answer is remembered in the cache
+    under what the kernel says of the CPU (/proc/cpuinfo's identity and flags) with llvmlite's
+    and Python's versions; where there is no /proc/cpuinfo, LLVM is asked every time."""
+    import llvmlite
+
+    signature = _cpu_signature()
+    directory = private_dir("hosts") if signature else None
+    memo = os.path.join(directory, sha256(
+        f"{signature}\0{llvmlite.__version__}\0{sys.version}".encode()).hexdigest()[:32]) if directory else None
+    if memo:
+        try:
+            with open(memo, "rb") as f:
+                fields = f.read(65536).decode().split("\t") if trusted_file(f) else []
+            if len(fields) == 3 and all(fields[:2]):
+                return fields[0], fields[1], fields[2]
+        except (OSError, UnicodeDecodeError):
+            pass
+    ll = _llvm()
+    found = ll.process_triple(), ll.host_cpu_name(), ll.host_cpu_features()
+    if memo and not any("\t" in value for value in found):
+        _replace(memo, "\t".join(found).encode())
+    return found
+
+
+_CPU_FIELDS = (b"vendor_id", b"cpu family", b"model", b"model name", b"stepping", b"microcode", b"flags",
+               b"isa", b"features", b"cpu", b"CPU implementer", b"CPU architecture", b"CPU variant", b"CPU part")
+
+
+def _cpu_signature() -> str | None:
+    """The first processor's identity and feature flags in /proc/cpuinfo (None: unreadable)."""
+    try:
+        with open("/proc/cpuinfo", "rb") as f:
+            first = f.read(1 << 20).split(b"\n\n", 1)[0]
+    except OSError:
+        return None
+    kept = [line for line in first.splitlines() if line.split(b":", 1)[0].strip() in _CPU_FIELDS]
+    return b"\n".join(kept).decode(errors="replace") if kept else None
 
 
 def _extension(name: str, stem: str):
