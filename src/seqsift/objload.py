@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ctypes
 import mmap
+import os
 import struct
 import sys
 from typing import Callable
@@ -44,9 +45,7 @@ class Unsupported(Exception):
 
 def supported() -> bool:
     """Whether this process can load objects so (x86-64 Linux, mprotect reachable)."""
-    import platform
-
-    return sys.platform.startswith("linux") and platform.machine() in ("x86_64", "AMD64") and _mprotect() is not None
+    return sys.platform.startswith("linux") and os.uname().machine == "x86_64" and _mprotect() is not None
 
 
 def load(code: bytes, symbol: str, resolve: Callable[[str], int | None]) -> int:
