@@ -786,3 +786,18 @@ def test_a_command_maps_no_llvm(tmp_path):
                            capture_output=True, text=True, timeout=600) for _ in range(2)]
     assert [r.stdout for r in runs] == [f"{target}\t2\n"] * 2, runs[0].stderr
     assert runs[1].stderr == "0"  # the first compiled it (Numba maps LLVM); the second only loads it
+
+
+@DIRECT
+def test_every_engine_kernel_loads_without_llvm(built_cache, fresh_loader):
+    """Every object `make` builds (all engines' kernels, every signature) is one objload takes: a
+    refused one would run, linked through LLVM, and only a warning would tell."""
+    (directory,) = built_cache[0].glob("precompiled-*")
+    objects = sorted(directory.glob("*.o"))
+    loader = precompiled._loader()
+    for path in objects:
+        head, _, code = path.read_bytes()[len(precompiled._MAGIC):].partition(b"\n")
+        identity, symbol, _, needs = head.decode().split("\t")
+        assert precompiled._read(str(path), identity) is not None, path.name
+        assert loader.load(code, symbol, needs.split()), path.name
+    assert len(objects) >= len(precompiled.KERNELS) and loader._jit is None
