@@ -640,17 +640,30 @@ def test_gapless_is_best_only_when_no_other_alignment_scores_as_much(rng, clip):
     assert said_yes >= 20 if clip == O.clip else said_yes == 0
 
 
+def _window_extender(rng, n: int):
+    """(text, an Extender over it): one random record of n bases."""
+    from seqsift.fmindex.reference import Reference
+    from seqsift.map.extend import Extender
+
+    text = random_dna(rng, n)
+    reference = Reference(text=None, names=["x"], starts=np.array([0]), lengths=np.array([n]))
+    return text, Extender(reference, codes(text), O)
+
+
+def _band_window(diag_lo: int, diag_hi: int, m: int, n: int) -> tuple[int, int, int, int]:
+    """(lo, hi, dlo, dhi): the reference window place() searches for diagonals diag_lo..diag_hi
+    and a read of m bases, and the band's diagonals relative to it."""
+    lo, hi = max(0, diag_lo - O.band), min(n, diag_hi + m + O.band)
+    return lo, hi, diag_lo - lo - O.band, diag_hi - lo + O.band
+
+
 def test_a_wide_window_placed_as_the_band_would(rng):
     """A chain over many diagonals (a mate rescue's window): place_chain may lay the read on one
     diagonal without filling the band (fewest_differences, then gapless_is_best); every
     placement must be the banded kernel's on the same window, and some must take that path."""
-    from seqsift.fmindex.reference import Reference
     from seqsift.map._extend import fewest_differences, gapless_is_best, ungapped
-    from seqsift.map.extend import Extender
 
-    text = random_dna(rng, 1500)
-    reference = Reference(text=None, names=["x"], starts=np.array([0]), lengths=np.array([1500]))
-    ext = Extender(reference, codes(text), O)
+    text, ext = _window_extender(rng, 1500)
     gapless = 0
     for case in range(60):
         m = int(rng.integers(30, 120))
@@ -658,8 +671,7 @@ def test_a_wide_window_placed_as_the_band_would(rng):
         read = mutate(rng, text[at : at + m], 0.02 * (case % 3), 0.01 * (case % 2))
         diag_lo, diag_hi = at - int(rng.integers(0, 300)), at + int(rng.integers(1, 300))
         p = ext.place(codes(read), 0, diag_lo, diag_hi, min(max(at, 0), 1499))
-        lo, hi = max(0, diag_lo - O.band), min(1500, diag_hi + len(read) + O.band)
-        dlo, dhi = diag_lo - lo - O.band, diag_hi - lo + O.band
+        lo, hi, dlo, dhi = _band_window(diag_lo, diag_hi, len(read), 1500)
         total, score, qb, qe, tb, te, runs = run_kernel(read, text[lo:hi], dlo, dhi)
         if not runs:
             assert p is None
@@ -680,12 +692,7 @@ def test_a_wide_window_is_placed_as_the_full_matrix_places_it(rng):
     full-matrix optimum over the same diagonals (tests/naive.py), and the CIGAR rescores to it.
     Reads with enough substitutions and indels that the band is filled (not laid on one
     diagonal), and random reads that lie nowhere."""
-    from seqsift.fmindex.reference import Reference
-    from seqsift.map.extend import Extender
-
-    text = random_dna(rng, 700)
-    reference = Reference(text=None, names=["x"], starts=np.array([0]), lengths=np.array([700]))
-    ext = Extender(reference, codes(text), O)
+    text, ext = _window_extender(rng, 700)
     filled = 0
     for case in range(40):
         m = int(rng.integers(30, 70))
@@ -695,8 +702,7 @@ def test_a_wide_window_is_placed_as_the_full_matrix_places_it(rng):
             read = random_dna(rng, m)
         diag_lo, diag_hi = at - int(rng.integers(20, 100)), at + int(rng.integers(1, 100))
         p = ext.place(codes(read), 0, diag_lo, diag_hi, at)
-        lo, hi = max(0, diag_lo - O.band), min(700, diag_hi + len(read) + O.band)
-        dlo, dhi = diag_lo - lo - O.band, diag_hi - lo + O.band
+        lo, hi, dlo, dhi = _band_window(diag_lo, diag_hi, len(read), 700)
         best = clip_alignment_score(read, text[lo:hi], *SCORES, O.clip, O.clip, band=(dlo, dhi))
         assert p is not None and p.total == best, case
         score, read_end, ref_end = rescore(read, text[lo:hi], p.qb, p.position - lo, list(zip(p.ops, p.lens)))
