@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from seqsift import objload, precompiled
+from seqsift import filestatus, objload, precompiled
 from seqsift.precompiled import Kernel
 
 QUOTIENT = Kernel("tests.precompiled_sample", "quotient", "int64[:] int64 int64[:]", "int32[:] int64 int64[:]", results=2)
@@ -231,7 +231,7 @@ def test_the_sources_digest_is_remembered_under_the_files_status(cache, tmp_path
     """The digest is the files' (the obvious hashing); once remembered, a later process takes it
     without reading them; a file rewritten, even to the same size with its modification time put
     back, changes its status (the change time), so the digest is taken again."""
-    monkeypatch.setattr(precompiled, "SETTLED_NS", 0)
+    monkeypatch.setattr(filestatus, "SETTLED_NS", 0)
     package = _package(tmp_path / "pkg")
     first = precompiled.digest_of(str(package))
     assert first == _slow_digest(package)
@@ -253,7 +253,7 @@ def test_the_sources_digest_is_remembered_under_the_files_status(cache, tmp_path
 def test_a_digest_is_not_remembered_while_a_source_may_still_change(cache, tmp_path, monkeypatch):
     """git's racy rule: a file written within SETTLED_NS might change again within the same tick
     of the filesystem's clock, leaving its status as it was."""
-    monkeypatch.setattr(precompiled, "SETTLED_NS", 10**15)
+    monkeypatch.setattr(filestatus, "SETTLED_NS", 10**15)
     package = _package(tmp_path / "pkg")
     assert precompiled.digest_of(str(package)) == _slow_digest(package)
     assert not (cache / "sources").exists() or not any((cache / "sources").iterdir())
@@ -261,7 +261,7 @@ def test_a_digest_is_not_remembered_while_a_source_may_still_change(cache, tmp_p
 
 @pytest.mark.parametrize("damage", ["writable by others", "another digest", "garbage"])
 def test_a_memo_not_trusted_or_not_matching_is_not_used(cache, tmp_path, monkeypatch, damage):
-    monkeypatch.setattr(precompiled, "SETTLED_NS", 0)
+    monkeypatch.setattr(filestatus, "SETTLED_NS", 0)
     package = _package(tmp_path / "pkg")
     right = precompiled.digest_of(str(package))
     (memo,) = (cache / "sources").iterdir()
@@ -439,7 +439,7 @@ def fresh_loader(monkeypatch):
     """No loader or cache key yet, and no fallback warned about, as in a new process."""
     monkeypatch.setattr(precompiled, "_the_loader", None)
     monkeypatch.setattr(precompiled, "_key", None)
-    monkeypatch.setattr(precompiled, "_fallback_warned", False)
+    monkeypatch.setattr(precompiled, "_warned", set())
 
 
 def _through_the_jit(capsys, rng):

@@ -33,17 +33,16 @@ import os
 import re
 import tempfile
 import threading
-import time
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
 from seqsift.errors import SeqsiftError, UsageError
+from seqsift.filestatus import identity, settled
 from seqsift.lazy import lend
 
 LOCAL = re.compile(r"^local:(\d+)$")
 HASH_PIECE = 4 << 20  # a shared file is hashed whole, this many bytes a read
-SETTLED_NS = 2_000_000_000  # a file changed more recently is hashed again at every use (git's "racy" rule)
 MAX_KEPT = 4  # shared objects a worker process keeps between runs (least recently used dropped)
 CONNECT_TIMEOUT = 10
 
@@ -123,15 +122,14 @@ def fingerprint(path: str) -> tuple[int, str]:
     seconds is hashed again at every use (a write within the same clock tick may leave its times)."""
     with open(path, "rb") as f:
         st = os.fstat(f.fileno())
-        identity = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
-        known = _HASHED.get(identity)
+        known = _HASHED.get(identity(st))
         if known is not None:
             return st.st_size, known
         digest = hashlib.blake2b(digest_size=16)
         while piece := f.read(HASH_PIECE):
             digest.update(piece)
-    if time.time_ns() - max(st.st_mtime_ns, st.st_ctime_ns) >= SETTLED_NS:
-        _HASHED[identity] = digest.hexdigest()
+    if settled(st):
+        _HASHED[identity(st)] = digest.hexdigest()
     return st.st_size, digest.hexdigest()
 
 

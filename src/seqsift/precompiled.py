@@ -53,6 +53,7 @@ import threading
 import time
 
 from seqsift import objload
+from seqsift.filestatus import identity, settled
 
 try:  # CPython's own SHA-256: the same digests as hashlib's without loading OpenSSL (~3 ms of each start, 2026-12-02)
     from _sha2 import sha256
@@ -88,22 +89,20 @@ class Unavailable(Exception):
     """The contract with Numba does not hold here (module docstring): run the JIT instead."""
 
 
-_fallback_warned = False
-_warned_once: set = set()
+_warned: set = set()  # what this process has warned about (_warn_once's keys)
 
 
-def _warn_once(message: str) -> None:
-    if message not in _warned_once:
-        _warned_once.add(message)
+def _warn_once(message: str, key: str | None = None) -> None:
+    """A warning on stderr, once a process for each key (the message itself by default)."""
+    key = message if key is None else key
+    if key not in _warned:
+        _warned.add(key)
         sys.stderr.write(f"seqsift: warning: {message}\n")
 
 
 def _fall_back(kernel: "Kernel", why: str) -> None:
-    global _fallback_warned
-    if not _fallback_warned:
-        _fallback_warned = True
-        sys.stderr.write(f"seqsift: warning: precompiled kernels are not used ({why}); they run through "
-                         "Numba's JIT instead (same results, a slower start)\n")
+    _warn_once(f"precompiled kernels are not used ({why}); they run through Numba's JIT instead (same results, "
+               "a slower start)", key="fall back")
 
 
 class Kernel:
@@ -424,9 +423,6 @@ _key = None
 _sources = None
 
 
-SETTLED_NS = 2_000_000_000  # how long a file must have been left alone before its status is trusted to show a change
-
-
 def sources_digest() -> bytes:
     """SHA-256 over every seqsift source file, names (relative, '/'-separated) included, in the
     order of their names, once a process (the package's own directory: digest_of)."""
@@ -440,12 +436,10 @@ def digest_of(package: str) -> bytes:
     """sources_digest of the package at `package`. Reading and hashing every file took ~5 ms of
     every command's start, so the digest is remembered in the cache under the files' status
     (device, inode, size, modification and change times in ns, with their names): a later
-    process only stats them. Writing a file changes its status; a digest is remembered only once
-    every file has been left alone SETTLED_NS, since a write within the filesystem's timestamp
-    granularity of the one before could leave the status as it was (git's "racy" rule)."""
+    process only stats them; a digest is remembered only once every file has settled
+    (filestatus.py)."""
     files = sorted(_source_files(package, ""))
-    status = sha256("\0".join(f"{name}:{st.st_dev}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}"
-                              for name, st in files).encode()).hexdigest()
+    status = sha256("\0".join(f"{name}:{identity(st)}" for name, st in files).encode()).hexdigest()
     directory = private_dir("sources")
     memo = os.path.join(directory, sha256(package.encode()).hexdigest()[:32]) if directory else None
     if memo:
@@ -457,20 +451,28 @@ def digest_of(package: str) -> bytes:
         h.update(name.encode() + b"\0" + _bytes_of(os.path.join(package, name)) + b"\0")
     digest = h.digest()
     now = time.time_ns()
-    if memo and all(now - max(st.st_mtime_ns, st.st_ctime_ns) >= SETTLED_NS for _, st in files):
+    if memo and all(settled(st, now) for _, st in files):
         _replace(memo, f"{status} {digest.hex()}\n".encode())
     return digest
 
 
 def _remembered(memo: str, status: str) -> bytes | None:
     """The digest a memo file holds for `status`, if the file is trusted and holds it."""
+    data = _trusted_bytes(memo, 200)
     try:
-        with open(memo, "rb") as f:
-            if not trusted_file(f):
-                return None
-            held, _, digest = f.read(200).decode("ascii").strip().partition(" ")
+        held, _, digest = data.decode("ascii").strip().partition(" ") if data else ("", "", "")
         return bytes.fromhex(digest) if held == status and len(digest) == 64 else None
-    except (OSError, UnicodeDecodeError, ValueError):
+    except (UnicodeDecodeError, ValueError):
+        return None
+
+
+def _trusted_bytes(path: str, limit: int = -1) -> bytes | None:
+    """A cache file's bytes (at most limit), or None where it cannot be read or is not the
+    user's own, writable by no one else (trusted_file, on the opened file)."""
+    try:
+        with open(path, "rb") as f:
+            return f.read(limit) if trusted_file(f) else None
+    except OSError:
         return None
 
 
@@ -516,9 +518,6 @@ def cache_dir() -> str:
         return os.environ["SEQSIFT_CACHE_DIR"]
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return os.path.join(base, "seqsift")
-
-
-_warned: set = set()
 
 
 def _mine(st: os.stat_result) -> bool:
@@ -568,9 +567,7 @@ def private_dir(name: str) -> str | None:
         return None
     why = _untrusted(top) or (_untrusted(path) and f"has {name}, which {_untrusted(path)}")
     if why:
-        if top not in _warned:
-            _warned.add(top)
-            sys.stderr.write(f"seqsift: warning: the cache directory {top} is not used: it {why}\n")
+        _warn_once(f"the cache directory {top} is not used: it {why}", key=top)
         return None
     return path
 
@@ -690,14 +687,8 @@ def cache_file(identity: str, symbol: str, code: bytes, needs: list[str]) -> byt
 
 
 def _read(path: str, identity: str) -> tuple[str, bytes, list[str]] | None:
-    try:
-        with open(path, "rb") as f:
-            if not trusted_file(f):
-                return None
-            data = f.read()
-    except OSError:
-        return None
-    if not data.startswith(_MAGIC):
+    data = _trusted_bytes(path)
+    if data is None or not data.startswith(_MAGIC):
         return None
     head, sep, code = data[len(_MAGIC):].partition(b"\n")
     try:
@@ -1029,14 +1020,13 @@ def host_target() -> tuple[str, str, str]:
     directory = private_dir("hosts") if signature else None
     memo = os.path.join(directory, sha256(
         f"{signature}\0{llvmlite.__version__}\0{sys.version}".encode()).hexdigest()[:32]) if directory else None
-    if memo:
-        try:
-            with open(memo, "rb") as f:
-                fields = f.read(65536).decode().split("\t") if trusted_file(f) else []
-            if len(fields) == 3 and all(fields[:2]):
-                return fields[0], fields[1], fields[2]
-        except (OSError, UnicodeDecodeError):
-            pass
+    data = _trusted_bytes(memo, 65536) if memo else None
+    try:
+        fields = data.decode().split("\t") if data else []
+    except UnicodeDecodeError:
+        fields = []
+    if len(fields) == 3 and all(fields[:2]):
+        return fields[0], fields[1], fields[2]
     ll = _llvm()
     found = ll.process_triple(), ll.host_cpu_name(), ll.host_cpu_features()
     if memo and not any("\t" in value for value in found):

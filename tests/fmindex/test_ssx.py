@@ -250,9 +250,9 @@ def counted_checks(tmp_path, monkeypatch):
 
 
 def test_an_unchanged_checked_file_loads_without_reading_its_arrays(tmp_path, good, counted_checks, monkeypatch):
-    from seqsift.fmindex import checked
+    from seqsift import filestatus
 
-    monkeypatch.setattr(checked, "SETTLED_NS", 0)
+    monkeypatch.setattr(filestatus, "SETTLED_NS", 0)
     path = tmp_path / "x.ssx"
     path.write_bytes(good)
     reads = ["GAATTC", "GGGCGGCGACCT", "ACGTTT"]
@@ -274,9 +274,9 @@ def test_an_unchanged_checked_file_loads_without_reading_its_arrays(tmp_path, go
 def test_a_file_changed_just_now_is_checked_at_every_load(tmp_path, good, counted_checks, monkeypatch):
     """Its times might not change again on a write within the same clock tick (checked.py). The
     window is widened to days, so a slow first load (a kernel compiled) cannot outlast it."""
-    from seqsift.fmindex import checked
+    from seqsift import filestatus
 
-    monkeypatch.setattr(checked, "SETTLED_NS", 10**15)
+    monkeypatch.setattr(filestatus, "SETTLED_NS", 10**15)
     path = tmp_path / "x.ssx"
     path.write_bytes(good)
     FMIndex.load(path)
@@ -285,9 +285,9 @@ def test_a_file_changed_just_now_is_checked_at_every_load(tmp_path, good, counte
 
 
 def test_an_unwritable_cache_means_a_full_check_every_time(tmp_path, good, counted_checks, monkeypatch):
-    from seqsift.fmindex import checked
+    from seqsift import filestatus
 
-    monkeypatch.setattr(checked, "SETTLED_NS", 0)
+    monkeypatch.setattr(filestatus, "SETTLED_NS", 0)
     (tmp_path / "file").write_text("not a directory")
     monkeypatch.setenv("SEQSIFT_CACHE_DIR", str(tmp_path / "file" / "cache"))
     path = tmp_path / "x.ssx"
@@ -302,9 +302,9 @@ def test_markers_others_may_write_do_not_skip_the_check(tmp_path, good, counted_
     """Issue item 6: in a cache directory anyone may write, a planted 'checked' marker would let a
     crafted index skip validation; such a directory is not used, and a marker others may write
     does not count."""
-    from seqsift.fmindex import checked
+    from seqsift import filestatus
 
-    monkeypatch.setattr(checked, "SETTLED_NS", 0)
+    monkeypatch.setattr(filestatus, "SETTLED_NS", 0)
     path = tmp_path / "x.ssx"
     path.write_bytes(good)
     FMIndex.load(path)  # remembered: its marker is made

@@ -18,19 +18,16 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
-import time
 
+from seqsift.filestatus import identity, settled
 from seqsift.precompiled import private_dir, sources_digest
-
-SETTLED_NS = 2_000_000_000  # how long a file must have been left alone before it is remembered
 
 
 def _marker(st: os.stat_result) -> str | None:
     directory = private_dir("checked-indexes")
     if directory is None:
         return None
-    identity = f"{st.st_dev}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}".encode()
-    return os.path.join(directory, hashlib.sha256(identity + b"\0" + sources_digest()).hexdigest()[:32])
+    return os.path.join(directory, hashlib.sha256(identity(st).encode() + b"\0" + sources_digest()).hexdigest()[:32])
 
 
 def seen(st: os.stat_result) -> bool:
@@ -47,7 +44,7 @@ def seen(st: os.stat_result) -> bool:
 def remember(st: os.stat_result) -> None:
     """Record that the file with this status passed the full check (unless it changed too
     recently to be sure a later change would show; an unwritable cache is skipped)."""
-    if time.time_ns() - max(st.st_mtime_ns, st.st_ctime_ns) < SETTLED_NS:
+    if not settled(st):
         return
     marker = _marker(st)
     if marker is None:
