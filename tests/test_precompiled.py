@@ -696,8 +696,14 @@ def _damaged(code: bytes) -> dict[str, bytes]:
     where, info, addend = objload._RELA.unpack_from(code, first)
     pc32 = code[:first] + objload._RELA.pack(where, (info >> 32 << 32) | 2, addend) + code[first + objload._RELA.size:]
     past = code[:first] + objload._RELA.pack(10**9, info, addend) + code[first + objload._RELA.size:]
+    symtab = _section(code, ".symtab")
+    common = next(symtab[4] + j * objload._SYM.size for j in range(symtab[5] // objload._SYM.size)
+                  if objload._SYM.unpack_from(code, symtab[4] + j * objload._SYM.size)[3] == objload._SHN_COMMON)
+    name, info, other, shndx, value, _ = objload._SYM.unpack_from(code, common)
+    huge = code[:common] + objload._SYM.pack(name, info, other, shndx, value, 1 << 40) + code[common + objload._SYM.size:]
     return {
         "truncated": code[: len(code) // 2],
+        "a COMMON symbol of a TiB": huge,
         "another machine": code[:18] + struct.pack("<H", 183) + code[20:],  # AArch64
         "a 32-bit relocation": pc32,
         "a relocation past its section": past,
@@ -706,13 +712,15 @@ def _damaged(code: bytes) -> dict[str, bytes]:
 
 
 @DIRECT
-@pytest.mark.parametrize("damage", ["truncated", "another machine", "a 32-bit relocation",
-                                    "a relocation past its section", "not ELF"])
-def test_an_object_it_cannot_load_is_unsupported(cache, fresh_loader, damage):
+@pytest.mark.parametrize(("damage", "reason"), [
+    ("truncated", "a malformed object"), ("another machine", "not a relocatable x86-64"),
+    ("a 32-bit relocation", "relocation type 2"), ("a relocation past its section", "past its section"),
+    ("not ELF", "not a relocatable x86-64"), ("a COMMON symbol of a TiB", "sections of 10995")])
+def test_an_object_it_cannot_load_is_unsupported(cache, fresh_loader, damage, reason):
     QUOTIENT(np.arange(10), 3, np.zeros(10, np.int64))
     symbol, code, _ = _object()
     loader = precompiled._loader()
-    with pytest.raises(objload.Unsupported):
+    with pytest.raises(objload.Unsupported, match=reason):
         objload.load(_damaged(code)[damage], symbol, loader.address_of)
 
 

@@ -26,6 +26,7 @@ import sys
 from typing import Callable
 
 PAGE = mmap.PAGESIZE
+MAX_SPAN = 1 << 28  # bytes an object may lay out (a kernel's: ~10-100 KB); past it, malformed
 _EHDR = struct.Struct("<16sHHIQQQIHHHHHH")
 _SHDR = struct.Struct("<IIQQQQIIQQ")
 _SYM = struct.Struct("<IBBHQQ")
@@ -53,7 +54,7 @@ def load(code: bytes, symbol: str, resolve: Callable[[str], int | None]) -> int:
     resolve(name) (None: not found, Unsupported)."""
     try:
         return _load(code, symbol, resolve)
-    except (struct.error, IndexError, UnicodeDecodeError, OverflowError) as exc:
+    except (struct.error, IndexError, ValueError, OverflowError, OSError) as exc:  # ValueError: a name without its NUL
         raise Unsupported(f"a malformed object ({exc})") from None
 
 
@@ -96,6 +97,8 @@ def _load(code: bytes, symbol: str, resolve: Callable[[str], int | None]) -> int
     for kind in kinds:
         starts[kind] = total
         total += _aligned(kinds[kind], PAGE)
+    if total > MAX_SPAN:
+        raise Unsupported(f"sections of {total} bytes")
     region = mmap.mmap(-1, max(total, PAGE), flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
     base = ctypes.addressof(ctypes.c_char.from_buffer(region))
     for k, (kind, at) in placed.items():
