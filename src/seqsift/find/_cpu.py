@@ -65,6 +65,17 @@ def _kmp_stretch(text, pattern, fail, start, hi, out, n, store):
     return n, j, False
 
 
+@njit(nogil=True, boundscheck=False, inline="always")
+def _block_mask(a0, a1, a2, a3, a4, a5, b0, b1, b2, b3, b4, b5, k, u):
+    """Bit j set where the probes (2, 4 or 6 of them, k) all match at start u + j, 32 starts."""
+    mask = uint64(eq_mask32(a0 + u, b0) & eq_mask32(a1 + u, b1))
+    if k > 2:
+        mask &= uint64(eq_mask32(a2 + u, b2) & eq_mask32(a3 + u, b3))
+        if k > 4:
+            mask &= uint64(eq_mask32(a4 + u, b4) & eq_mask32(a5 + u, b5))
+    return mask
+
+
 @njit(nogil=True, boundscheck=False, cache=True)
 def _scan_range(text, pattern, fail, probes, lo, hi, out, n, store):
     """Matches starting in [lo, hi); text holds at least hi + m - 1 bytes. probes holds 2, 4 or 6
@@ -88,13 +99,16 @@ def _scan_range(text, pattern, fail, probes, lo, hi, out, n, store):
     mark = lo
     cost = 0
     while i < hi:
+        mask = uint64(0)
+        # Blocks without a candidate, the common case, in a loop of their own: kept apart from
+        # the verification below, this loop runs at the memory's speed (0.075 s against 0.086
+        # for 0.97 GB of binaries, one thread, 2026-12-02).
+        while i + 32 <= hi:
+            mask = _block_mask(a0, a1, a2, a3, a4, a5, b0, b1, b2, b3, b4, b5, k, uint64(i))
+            if mask != 0:
+                break
+            i += 32
         if i + 32 <= hi:
-            u = uint64(i)
-            mask = uint64(eq_mask32(a0 + u, b0) & eq_mask32(a1 + u, b1))
-            if k > 2:
-                mask &= uint64(eq_mask32(a2 + u, b2) & eq_mask32(a3 + u, b3))
-                if k > 4:
-                    mask &= uint64(eq_mask32(a4 + u, b4) & eq_mask32(a5 + u, b5))
             nxt = i + 32
         else:
             mask = uint64(0)
