@@ -197,3 +197,59 @@ def test_commands_write_gzip_and_bam_by_name(tmp_path, rng, capsys):
     assert "-o" in capsys.readouterr().err and not (tmp_path / "b.bam").exists()
     assert main(["find", "-q", "ACGT", str(targets), "-o", str(tmp_path / "c.bam")]) == 2
     assert "BAM holds SAM records" in capsys.readouterr().err
+
+
+def test_rows_are_held_and_written_in_blocks_in_order(monkeypatch):
+    """RowWriter writes a block once BLOCK_ROWS rows are held, and the rest on flush(); a name
+    with a tab or newline inside a block is escaped whatever block it falls in, its neighbours
+    written as they are."""
+    import io
+
+    from seqsift.io.writers import RowWriter, printable
+
+    monkeypatch.setattr(RowWriter, "BLOCK_ROWS", 3)
+    out = io.BytesIO()
+    writer = RowWriter(out, ("path", "count"))
+    rows = [(f"f{k}", k) for k in range(7)]
+    rows[4] = ("forged\tname\nf9\t9", 4)
+    written = []
+    for row in rows:
+        writer.write_rows(iter([row]))
+        written.append(out.getvalue())
+    want = "".join(f"{printable(name)}\t{n}\n" for name, n in rows).encode()
+    lines = want.splitlines(keepends=True)
+    assert written[:2] == [b"", b""] and written[2] == b"".join(lines[:3])  # the first block at its third row
+    assert written[5] == b"".join(lines[:6]) and written[6] == written[5]  # the seventh held
+    writer.flush()
+    assert out.getvalue() == want and b"forged\\tname\\nf9\\t9\t4\n" in want
+    writer.flush()  # nothing held: nothing written
+    assert out.getvalue() == want
+
+
+def test_a_terminal_gets_every_row_at_once():
+    """On a terminal (the _Terminal wrapper atomic_output gives one) no row is held."""
+    import io
+
+    from seqsift.io.writers import RowWriter, _Terminal
+
+    out = io.BytesIO()
+    writer = RowWriter(_Terminal(out), ("path", "count"))
+    writer.write_rows([("a", 1)])
+    assert out.getvalue() == b"a\t1\n"
+
+
+def test_find_writes_every_row_of_many_files(tmp_path):
+    """`find -c -r` over more files than a block holds: one row each, in the walk's order."""
+    import subprocess
+    import sys
+
+    from seqsift.io.writers import RowWriter
+
+    n = RowWriter.BLOCK_ROWS + 5
+    for k in range(n):
+        (tmp_path / f"f{k:05d}").write_bytes(b"xxABxAB" if k % 7 == 0 else b"xx")
+    run = subprocess.run([sys.executable, "-m", "seqsift", "find", "-q", "-c", "-r", "AB", str(tmp_path)],
+                         capture_output=True, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    assert run.returncode == 0, run.stderr
+    want = "".join(f"{tmp_path / f'f{k:05d}'}\t{2 if k % 7 == 0 else 0}\n" for k in range(n))
+    assert run.stdout == want

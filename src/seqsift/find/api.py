@@ -16,7 +16,7 @@ import mmap
 import os
 import sys
 from bisect import bisect_left
-from typing import TYPE_CHECKING, BinaryIO, Callable, Iterator, Union
+from typing import TYPE_CHECKING, BinaryIO, Callable, Iterable, Iterator, Union
 
 from seqsift import backend as backends
 from seqsift.errors import InputError, UsageError
@@ -188,9 +188,10 @@ class FindJob:
 
     def search_files(
         self, paths: list[str], count_only: bool, progress: Progress | None = None, regular: bool = False
-    ) -> Iterator[tuple[str, Iterator[array | int]]]:
-        """(path, its results) per path, in order; each result iterator is what offsets() would
-        yield and must be consumed before the next path. On the CPU, files of at most PACK_FILE_MAX
+    ) -> Iterator[tuple[str, Iterable[array | int]]]:
+        """(path, its results) per path, in order: what offsets() would yield, as an iterator to
+        consume before the next path, or for a file searched in a packed buffer a tuple of its one
+        result (results in hand, which no read can fail any more). On the CPU, files of at most PACK_FILE_MAX
         bytes are packed into one buffer and searched together. regular=True says the paths are
         regular files found by a walk (io.tree): each is then opened once, unseen, and the fstat
         of its descriptor decides how it is read (_search_opened)."""
@@ -271,7 +272,7 @@ class FindJob:
 
     def _search_batch(self, buffer: memoryview, names: list[str], los: list[int], his: list[int], count_only: bool,
                       progress: Progress | None):
-        """(name, iterator of its one result) per file of a batch packed by _search_opened, whose
+        """(name, (its one result,)) per file of a batch packed by _search_opened, whose
         bytes lie at buffer[lo:hi], in one kernel call; the lists are emptied for the next."""
         if not names:
             return
@@ -284,11 +285,11 @@ class FindJob:
         los.clear()
         his.clear()
         for name, result in done:
-            yield name, iter([result])
+            yield name, (result,)
 
     def _search_packed(self, paths: list[tuple[str, int]] | Iterator[PackedObject], count_only: bool,
                        progress: Progress | None):
-        """(path, iterator of its one result) per (path, size) or PackedObject, the files packed into
+        """(path, (its one result,)) per (path, size) or PackedObject, the files packed into
         the job's buffer (io.pack) and each buffer searched in one call; a file cut between two
         buffers has its parts joined."""
         if not paths:
@@ -307,7 +308,7 @@ class FindJob:
                             raise InputError(display_name(segment.obj.path), segment.obj.error)
                         joined = sum(parts) if count_only else concatenated(parts)
                         parts = []
-                        yield segment.obj.path, iter([joined])
+                        yield segment.obj.path, (joined,)
                 if progress:
                     progress(sum(s.hi - s.lo - (s.new_from - s.file_offset) for s in filled.segments))
         finally:
@@ -330,11 +331,17 @@ class FindJob:
             text = bytes(text).translate(_LOWER)
         searcher = self._cpu_searcher(self._plan(self.pattern, text))
         his = [hi - m + 1 for hi in ends]
-        keep = [k for k, (lo, hi) in enumerate(zip(starts, his)) if hi > lo]
-        los, his = int64s(starts[k] for k in keep), int64s(his[k] for k in keep)
+        if all(map(int.__lt__, starts, his)):  # every range holds a start (the usual case): no filtering
+            keep, los, his = None, int64s(starts), int64s(his)
+        else:
+            keep = [k for k, (lo, hi) in enumerate(zip(starts, his)) if hi > lo]
+            los, his = int64s(starts[k] for k in keep), int64s(his[k] for k in keep)
         if count_only:
+            tally = searcher.count_ranges(text, los, his)
+            if keep is None:
+                return tally.tolist()
             counts = [0] * len(starts)
-            for k, c in zip(keep, searcher.count_ranges(text, los, his)):
+            for k, c in zip(keep, tally):
                 counts[k] = c
             return counts
         found = searcher.positions(text, los, his)

@@ -148,6 +148,7 @@ def run(args: argparse.Namespace) -> int:
         out = stack.enter_context(open_output(args.output))
         provenance = Provenance(jobs[0].backend).as_dict(threads=jobs[0].threads)
         writer = RowWriter(out, fields, "json" if args.json else "tsv", provenance, null=args.null)
+        stack.callback(writer.flush)  # the rows held go out before the output is closed, as a stream's buffer
         progress = Progress("find", None, enabled=not args.quiet)
         stack.callback(progress.close)
         if progress.enabled and not args.fasta:  # --fasta counts bases, not file bytes
@@ -191,9 +192,13 @@ def isolated(search, paths: list[str], skip):
     while start < len(paths):
         k, failure = start, []
         results = search(paths[start:])
+        failed_type = None
         try:
             for path, parts in results:
-                yield path, _Guarded(parts, failure)
+                if failed_type is None:  # once the search has started (and imported what it uses)
+                    failed_type = _failed_type()
+                # results already in hand (a packed file's: a tuple) cannot fail while read
+                yield path, parts if type(parts) is tuple and failed_type == () else _Guarded(parts, failure, failed_type)
                 if failure:
                     error, raised = failure.pop()
                     skip(k, error)
@@ -210,19 +215,25 @@ def isolated(search, paths: list[str], skip):
         start = k + 1
 
 
+def _failed_type() -> type | tuple:
+    """The place-holder type a failed file's results come as: find.cluster's Failed, which only
+    a search on a cluster makes, so where that module was never imported there is none to look
+    for (importing it, with seqsift.distributed and logging, would cost every run its start-up)."""
+    cluster = sys.modules.get("seqsift.find.cluster")
+    return cluster.Failed if cluster is not None else ()
+
+
 class _Guarded:
     """A file's parts, ending early with (the error, whether it was raised) put in failure if
     reading the file fails; failed says so to the writer (no count or name line for it)."""
 
-    def __init__(self, parts, failure: list):
-        self.parts, self.failure, self.failed = parts, failure, False
+    __slots__ = ("parts", "failure", "failed", "failed_type")
+
+    def __init__(self, parts, failure: list, failed_type: type | tuple = ()):
+        self.parts, self.failure, self.failed, self.failed_type = parts, failure, False, failed_type
 
     def __iter__(self):
-        # A Failed place-holder is made by find.cluster only, so where that module was never
-        # imported (a search on this machine) there is none to look for, and importing it (with
-        # seqsift.distributed and logging) would cost every run its start-up time.
-        cluster = sys.modules.get("seqsift.find.cluster")
-        failed_type = cluster.Failed if cluster is not None else ()
+        failed_type = self.failed_type
         try:
             for part in self.parts:
                 if isinstance(part, failed_type):

@@ -12,6 +12,7 @@ would block.
 from __future__ import annotations
 
 import errno
+import operator
 import os
 import stat
 from typing import Callable, Iterator
@@ -47,27 +48,43 @@ def walk(paths: list[str], recursive: bool, report: Callable[[str, str], None], 
             yield path, path
 
 
+_BY_NAME = operator.attrgetter("name")
+
+
 def _walk_dir(top: str, report, follow_dirs: bool, follow_files: bool,
               check_readable: bool = True) -> Iterator[tuple[str, str]]:
-    """Depth first with an explicit stack (no recursion limit on deep trees)."""
+    """Depth first with an explicit stack (no recursion limit on deep trees). A regular file
+    (by the listing's type, not a symlink) is taken first, with the path the listing joined in C:
+    most entries of a tree are such files, and the walk's Python per file is most of its cost."""
     seen = set()
     stack = [top]
     while stack:
         here = stack.pop()
         try:
-            st = os.stat(here)
-            if (st.st_dev, st.st_ino) in seen:
-                report(here, "symlink loop (a directory reached twice), skipped")
-                continue
-            seen.add((st.st_dev, st.st_ino))
+            if follow_dirs:  # only links followed inside the tree can reach a directory twice
+                st = os.stat(here)
+                if (st.st_dev, st.st_ino) in seen:
+                    report(here, "symlink loop (a directory reached twice), skipped")
+                    continue
+                seen.add((st.st_dev, st.st_ino))
             with os.scandir(here) as it:
-                entries = sorted(it, key=lambda e: e.name)
+                entries = sorted(it, key=_BY_NAME)
         except OSError as exc:
             report(exc.filename or here, exc.strerror or str(exc))
             continue
         subdirs = []
         for entry in entries:
-            full = os.path.join(here, entry.name)
+            full = entry.path  # os.path.join(here, entry.name)
+            try:
+                regular = entry.is_file(follow_symlinks=False)
+            except OSError:
+                regular = False
+            if regular:
+                if not check_readable or os.access(full, os.R_OK):
+                    yield full, full
+                else:
+                    report(full, "permission denied, skipped")
+                continue
             link = entry.is_symlink()
             try:
                 is_dir = entry.is_dir(follow_symlinks=True)
@@ -79,25 +96,9 @@ def _walk_dir(top: str, report, follow_dirs: bool, follow_files: bool,
             elif link:
                 if follow_files and _kind(full, report) == "file":
                     yield full, full
-            elif _entry_is_file(entry, full, report, check_readable):
+            elif _kind(full, report) == "file":  # a fifo, socket or device says which; gone says so
                 yield full, full
         stack.extend(reversed(subdirs))
-
-
-def _entry_is_file(entry: os.DirEntry, path: str, report, check_readable: bool = True) -> bool:
-    """Whether a directory entry that is not a symlink is a readable regular file, from the type
-    the directory listing gives (no stat unless the filesystem leaves it unknown, or to name what
-    a special file is); the file's own descriptor is checked again when it is opened."""
-    try:
-        regular = entry.is_file(follow_symlinks=False)
-    except OSError:
-        regular = False
-    if not regular:
-        return _kind(path, report) == "file"  # gone, or a fifo, socket or device: says which
-    if check_readable and not os.access(path, os.R_OK):
-        report(path, "permission denied, skipped")
-        return False
-    return True
 
 
 def _kind(path: str, report) -> str | None:

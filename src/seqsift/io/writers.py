@@ -139,7 +139,14 @@ def printable(name: str) -> str:
 
 
 class RowWriter:
-    """Rows of named fields as TSV lines or JSON Lines; the JSON form opens with a provenance object."""
+    """Rows of named fields as TSV lines or JSON Lines; the JSON form opens with a provenance object.
+
+    Rows are held and written in blocks of up to BLOCK_ROWS (a search over thousands of small
+    files gives a row each: formatted and written one by one they cost ~12 us and a system call
+    apiece, a third of such a run's time beside ripgrep's). A terminal gets every row at once;
+    whoever writes rows calls flush() when done (the block left), as a stream is flushed."""
+
+    BLOCK_ROWS = 4096
 
     def __init__(self, out: BinaryIO, fields: Sequence[str], fmt: str = "tsv", provenance: dict | None = None,
                  null: bool = False):
@@ -151,10 +158,24 @@ class RowWriter:
         self.fields = tuple(fields)
         self.fmt = fmt
         self.null = null
+        self._held: list[Sequence] = []
+        self._at_once = isinstance(out, _Terminal)
         if fmt == "json" and provenance is not None:
             self._write_json(provenance)
 
     def write_rows(self, rows: Iterable[Sequence]) -> None:
+        """Add rows to the output: written now on a terminal or once BLOCK_ROWS are held."""
+        self._held.extend(rows)
+        if self._at_once or len(self._held) >= self.BLOCK_ROWS:
+            self.flush()
+
+    def flush(self) -> None:
+        """Write the rows held (formatted as _write_block says)."""
+        if self._held:
+            rows, self._held = self._held, []
+            self._write_block(rows)
+
+    def _write_block(self, rows: list[Sequence]) -> None:
         """TSV cells that are text pass through printable(): a file or record name holding a tab or
         a newline cannot forge a field or a row. Checked on the whole block at C speed (as many
         newlines as rows, tabs as separators, no other control character or backslash); only a
@@ -164,7 +185,6 @@ class RowWriter:
             self.out.write(b"".join((str(row[0]) + "\0" + "\t".join(map(str, row[1:])) + ("\n" if len(row) > 1 else ""))
                                     .encode("utf-8", "surrogateescape") for row in rows))
         elif self.fmt == "tsv":
-            rows = rows if isinstance(rows, list) else list(rows)
             block = "".join(["\t".join(map(str, row)) + "\n" for row in rows])
             if rows and (block.count("\n") != len(rows) or block.count("\t") != len(rows) * (len(self.fields) - 1)
                          or _UNSAFE.search(block)):
