@@ -331,17 +331,11 @@ class FindJob:
             text = bytes(text).translate(_LOWER)
         searcher = self._cpu_searcher(self._plan(self.pattern, text))
         his = [hi - m + 1 for hi in ends]
-        if all(map(int.__lt__, starts, his)):  # every range holds a start (the usual case): no filtering
-            keep, los, his = None, int64s(starts), int64s(his)
-        else:
-            keep = [k for k, (lo, hi) in enumerate(zip(starts, his)) if hi > lo]
-            los, his = int64s(starts[k] for k in keep), int64s(his[k] for k in keep)
+        keep = [k for k, (lo, hi) in enumerate(zip(starts, his)) if hi > lo]
+        los, his = int64s(starts[k] for k in keep), int64s(his[k] for k in keep)
         if count_only:
-            tally = searcher.count_ranges(text, los, his)
-            if keep is None:
-                return tally.tolist()
             counts = [0] * len(starts)
-            for k, c in zip(keep, tally):
+            for k, c in zip(keep, searcher.count_ranges(text, los, his)):
                 counts[k] = c
             return counts
         found = searcher.positions(text, los, his)
