@@ -17,7 +17,20 @@ from tests.scan.test_scan import make_case
 CALLS_PER_KERNEL = 6  # replayed per kernel (the first ones of each signature)
 
 
-def _find_workload(rng):
+def _find_workload(rng, tmp_path):
+    from array import array
+
+    from seqsift.io.gather import ALONE, Names, gather
+
+    paths = [str(tmp_path / "missing")]
+    for k in range(20):
+        (tmp_path / f"f{k}").write_bytes(rng.integers(0, 256, int(rng.integers(0, 500)), dtype=np.uint8).tobytes())
+        paths.append(str(tmp_path / f"f{k}"))
+    names, first = Names(paths), 0
+    while first < len(paths):  # a buffer (bytearray: the replay copies it) filled again and again
+        first, _, why = gather(names, first, bytearray(2000), 0, 1000, array("q", bytes(8 * len(paths))),
+                               array("q", bytes(8 * len(paths))))
+        first += why == ALONE  # the missing file
     text = rng.choice(np.frombuffer(b"ACGT", np.uint8), 300_000).tobytes()
     for length in (1, 3, 12, 40):
         at = int(rng.integers(0, len(text) - length))
@@ -117,9 +130,9 @@ def _map_workload(rng, tmp_path):
         job.in_python(batches)
 
 
-WORKLOADS = {"find": (_find_workload, ("seqsift.find._cpu",)), "scan": (_scan_workload, ("seqsift.scan._cpu",)),
+WORKLOADS = {"find": (_find_workload, ("seqsift.find._cpu", "seqsift.io._gather_cpu")), "scan": (_scan_workload, ("seqsift.scan._cpu",)),
              "alignment": (_alignment_workload, ("seqsift.alignment.",)),
-             "fmindex": (_fmindex_workload, ("seqsift.fmindex.", "seqsift.io.")),
+             "fmindex": (_fmindex_workload, ("seqsift.fmindex.", "seqsift.io._reads_cpu")),
              "map": (_map_workload, ("seqsift.map.",))}
 
 
@@ -155,7 +168,7 @@ def test_every_kernel_gives_the_dispatchers_results(engine, rng, monkeypatch, tm
     monkeypatch.setenv("SEQSIFT_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("SEQSIFT_PRECOMPILED", "1")
     workload, prefixes = WORKLOADS[engine]
-    calls = _record(lambda: workload(rng, tmp_path) if engine in ("fmindex", "map") else workload(rng), monkeypatch)
+    calls = _record(lambda: workload(rng, tmp_path) if engine in ("find", "fmindex", "map") else workload(rng), monkeypatch)
     for module in precompiled.KERNEL_MODULES:
         __import__(module)
     expected = {f"{k.module}.{k.name}" for k in precompiled.KERNELS if k.module.startswith(prefixes)}

@@ -1084,7 +1084,7 @@ KERNEL_MODULES = ("seqsift.find.cpu", "seqsift.scan.kernels", "seqsift.alignment
                   "seqsift.fmindex.output", "seqsift.fmindex.verify",
                   "seqsift.fmindex.windows", "seqsift.fmindex.build", "seqsift.fmindex.pieces",
                   "seqsift.fmindex.stats", "seqsift.io.reads", "seqsift.map.seeding", "seqsift.map.extend",
-                  "seqsift.map.batch_sam")
+                  "seqsift.map.batch_sam", "seqsift.io.gather")
 
 
 def build_all() -> list[str]:

@@ -45,7 +45,7 @@ def test_packed_and_streamed_files_match_the_oracle(tree, threads, chunk_size, r
 
 def test_a_walked_file_swapped_for_a_fifo_or_gone_is_an_error_naming_it(tree):
     """The walk saw regular files; by the time they are opened one is a fifo (opened without
-    blocking, refused on its descriptor's fstat) and one is gone: each is an InputError naming it,
+    blocking: the compiled read loop cannot size it, the caller's fstat refuses it) and one is gone: each is an InputError naming it,
     after the files before it were searched."""
     want = {p: len(naive.find_all_fast(open(p, "rb").read(), b"ab")) for p in tree}
     os.unlink(tree[5])
@@ -166,42 +166,59 @@ def test_walked_small_files_match_the_oracle_across_buffers(small_tree, chunk_si
             assert results(job, small_tree, True, regular=True) == {p: len(v) for p, v in want.items()}
 
 
-@pytest.mark.parametrize("change", [-5, 9, 5000])
-def test_a_walked_file_that_changed_size_since_its_fstat_is_searched_as_read(small_tree, monkeypatch, change):
-    """fstat's size is only a hint: a file that shrank is searched as far as it goes, one that
-    grew to its end (or, past the room left in the buffer, alone), never past what was read."""
-    real = find_api.open_regular_fd
+def test_a_walked_path_that_is_a_device_now_is_an_error_naming_it(small_tree):
+    """A device reads for ever (the compiled read loop gives up on it when it fills the buffer,
+    io.gather): it is an InputError naming it, after the files before it were searched."""
+    paths = small_tree[:9] + ["/dev/zero"] + small_tree[9:]
+    assert counts_until_error(paths, "/dev/zero.*device") == counts(small_tree[:9], b"ab")
 
-    def stale(path):
-        fd, size = real(path)
-        return fd, max(0, size + change)
 
-    monkeypatch.setattr(find_api, "open_regular_fd", stale)
-    want = {p: len(naive.find_all(open(p, "rb").read(), b"ab")) for p in small_tree}
-    with FindJob(b"ab", backend="cpu", chunk_size=6000) as job:
-        assert results(job, small_tree, True, regular=True) == want
+def _kernel_stops_at(bad: str, monkeypatch) -> None:
+    """io.gather's loop made to leave `bad` to the caller, as it does a file whose open or read
+    fails (the failures below are the Python path's, which then opens the file itself)."""
+    real = find_api.gather
+
+    def gather(names, first, buffer, used, largest, los, his):
+        k, used, why = real(names, first, buffer, used, largest, los, his)
+        if bad in names.paths[first:k]:
+            j = names.paths.index(bad, first)
+            return j, his[j - 1] if j > first else 0, find_api.ALONE
+        return k, used, why
+
+    monkeypatch.setattr(find_api, "gather", gather)
 
 
 def test_a_walked_file_whose_read_fails_is_an_error_naming_it(small_tree, monkeypatch):
     """A read error ends the search with an InputError naming the file, after the files
     before it were given their counts."""
+    from seqsift.io import pack
+
     bad = small_tree[7]
-    real_read = find_api.read_fd
-    real_open = find_api.open_regular_fd
-    fds = {}
+    _kernel_stops_at(bad, monkeypatch)
+    real_open = pack.open_regular_fd
+    fds = set()
 
     def opened(path):
         fd, size = real_open(path)
-        fds[fd] = path
+        if path == bad:
+            fds.add(fd)
         return fd, size
 
     def read(fd, view):
-        if fds.get(fd) == bad:
+        if fd in fds:
             raise OSError(5, "Input/output error")
-        return real_read(fd, view)
+        return os.readv(fd, (view,))
 
-    monkeypatch.setattr(find_api, "open_regular_fd", opened)
-    monkeypatch.setattr(find_api, "read_fd", read)
+    class Failing:
+        def readinto(self, view):
+            raise OSError(5, "Input/output error")
+
+        def close(self):
+            pass
+
+    monkeypatch.setattr(pack, "open_regular_fd", opened)
+    monkeypatch.setattr(pack, "read_fd", read)
+    monkeypatch.setattr(find_api, "open_binary", lambda path: Failing() if path == bad else open(path, "rb"))
     assert counts_until_error(small_tree, f"{bad}.*Input/output error") == counts(small_tree[:7], b"ab")
 
 
@@ -224,6 +241,7 @@ def test_a_walked_file_that_cannot_be_opened_is_an_error_naming_it(small_tree, m
     from seqsift.io import pack
 
     bad = small_tree[4]
+    _kernel_stops_at(bad, monkeypatch)
 
     def refusing(real):
         def opened(path):

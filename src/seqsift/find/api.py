@@ -23,8 +23,9 @@ from seqsift.errors import InputError, UsageError
 from seqsift.find import DEFAULT_CHUNK_SIZE
 from seqsift.find.cpu import concatenated, int64s
 from seqsift.find.plan import SAMPLE_BYTES, SearchPlan, make_plan, reverse_complement
+from seqsift.io.gather import ALONE, WINDOW, Names, gather
 from seqsift.io.mapped import MappedFile, open_mapped
-from seqsift.io.openers import STDIN, display_name, open_binary, open_regular_fd, read_fd, stdin_file
+from seqsift.io.openers import STDIN, display_name, open_binary, open_regular_fd, stdin_file
 from seqsift.io.pack import Filled, PackedObject, Packer, regular_size
 
 if TYPE_CHECKING:
@@ -193,8 +194,8 @@ class FindJob:
         consume before the next path, or for a file searched in a packed buffer a tuple of its one
         result (results in hand, which no read can fail any more). On the CPU, files of at most PACK_FILE_MAX
         bytes are packed into one buffer and searched together. regular=True says the paths are
-        regular files found by a walk (io.tree): each is then opened once, unseen, and the fstat
-        of its descriptor decides how it is read (_search_opened)."""
+        regular files found by a walk (io.tree): each is then opened once, unseen, by compiled
+        code that reads the small ones straight into the buffer (_search_opened)."""
         if self.backend == "cuda":
             for path in paths:
                 yield path, self.offsets(path, count_only, progress)
@@ -221,70 +222,55 @@ class FindJob:
         return self._pack
 
     def _search_opened(self, paths: list[str], count_only: bool, progress: Progress | None):
-        """search_files over the regular files of a walk with one open, one fstat, one read and
-        one close a small file (no stat before, no file object, no packer): each is read whole
-        with one os.readv into the job's buffer after the ones before it, and a full buffer is
-        searched in one kernel call over the files' ranges (_search_ranges). A file read whole
-        is one whose read ends short of the room left (so a file that grew since its fstat is
-        read to its end, up to that room). A larger file, one that does not fit an empty buffer,
-        or one that cannot be opened (offsets() names the error as for any path) ends the batch
-        and is searched alone. A file swapped for a fifo or device since the walk, or whose read
-        fails, is an InputError naming it, raised once the files before it are searched."""
+        """search_files over the regular files of a walk: small files are read whole one after
+        another into the job's buffer by compiled code (io.gather: one open, lseek, read and
+        close a file, no Python between them), and each buffer is searched in one kernel call
+        over the files' ranges (_search_batch). A file the loop leaves alone (larger, not a
+        regular file any more, failing to open or to read, growing to fill the buffer: see
+        io.gather) is searched alone after the files before it (_search_alone)."""
         buffer = self._pack_buffer()
-        room = len(buffer)
-        view = memoryview(buffer)
-        names: list[str] = []
-        los: list[int] = []
-        his: list[int] = []
-        try:
-            for path in paths:
-                try:
-                    fd, size = (-1, -1) if path == STDIN else open_regular_fd(path)
-                except InputError:  # not a regular file now: an error once the files before are out
-                    yield from self._search_batch(view, names, los, his, count_only, progress)
-                    raise
-                except OSError:
-                    fd = -1
-                if fd >= 0 and size <= PACK_FILE_MAX and size < room:
-                    used = his[-1] if his else 0
-                    if used + size >= room:  # the room left must exceed the size: a grown file shows
-                        yield from self._search_batch(view, names, los, his, count_only, progress)
-                        used = 0
-                    try:
-                        got = _read_into(fd, view, used, room, size)
-                    except OSError as exc:
-                        yield from self._search_batch(view, names, los, his, count_only, progress)
-                        raise InputError(display_name(path), f"read failed: {exc.strerror or exc}") from None
-                    finally:
-                        os.close(fd)
-                    if used + got < room:
-                        names.append(path)
-                        los.append(used)
-                        his.append(used + got)
-                        continue
-                elif fd >= 0:
-                    os.close(fd)
-                yield from self._search_batch(view, names, los, his, count_only, progress)
-                yield path, self.offsets(path, count_only, progress)
-            yield from self._search_batch(view, names, los, his, count_only, progress)
-        finally:
-            view.release()
+        with memoryview(buffer) as view:
+            for start in range(0, len(paths), WINDOW):
+                names = Names(paths[start : start + WINDOW])
+                n = len(names.paths)
+                los, his = int64s(bytes(8 * n)), int64s(bytes(8 * n))
+                k = 0
+                while k < n:
+                    first = k
+                    k, _, why = gather(names, first, buffer, 0, PACK_FILE_MAX, los, his)
+                    yield from self._search_batch(view, names.paths[first:k], los[first:k], his[first:k],
+                                                  count_only, progress)
+                    if why == ALONE:
+                        yield from self._search_alone(names.paths[k], count_only, progress)
+                        k += 1
 
-    def _search_batch(self, buffer: memoryview, names: list[str], los: list[int], his: list[int], count_only: bool,
+    def _search_alone(self, path: str, count_only: bool, progress: Progress | None):
+        """(path, its results) for a file of a walk searched on its own: a file swapped for a
+        fifo or device since the walk is an InputError naming it (opened without blocking, and
+        checked on its descriptor, before offsets() opens it again); one that cannot be opened is
+        left to offsets(), which names the error as for any path."""
+        if path != STDIN:
+            try:
+                fd, _ = open_regular_fd(path)
+            except InputError:
+                raise
+            except OSError:
+                pass
+            else:
+                os.close(fd)
+        yield path, self.offsets(path, count_only, progress)
+
+    def _search_batch(self, buffer: memoryview, names: list[str], los: array, his: array, count_only: bool,
                       progress: Progress | None):
-        """(name, (its one result,)) per file of a batch packed by _search_opened, whose
-        bytes lie at buffer[lo:hi], in one kernel call; the lists are emptied for the next."""
+        """(name, (its one result,)) per file of a batch read by _search_opened, whose bytes
+        lie at buffer[lo:hi], in one kernel call."""
         if not names:
             return
         with buffer[: his[-1]] as text:
             results = self._search_ranges(text, los, his, count_only)
         if progress:
             progress(his[-1])
-        done = list(zip(names, results))
-        names.clear()
-        los.clear()
-        his.clear()
-        for name, result in done:
+        for name, result in zip(names, results):
             yield name, (result,)
 
     def _search_packed(self, paths: list[tuple[str, int]] | Iterator[PackedObject], count_only: bool,
@@ -536,20 +522,6 @@ def _gpu_max_pattern() -> int:
     from seqsift.find._gpu import MAX_PATTERN
 
     return MAX_PATTERN
-
-
-def _read_into(fd: int, view: memoryview, start: int, end: int, size: int) -> int:
-    """Read a file (a descriptor of open_regular_fd, `size` bytes by its fstat) into
-    view[start:end] until it ends or the room is full; the bytes read. A read that stops short
-    of the room once `size` bytes are in is the end (no second read for the 0)."""
-    got = 0
-    while start + got < end:
-        with view[start + got : end] as room:
-            n = read_fd(fd, room)
-            if not n or (n < len(room) and got + n >= size):
-                return got + n
-        got += n
-    return got
 
 
 def _whole_chunk(n: int, m: int) -> tuple[array, array]:

@@ -18,7 +18,7 @@ from seqsift.errors import FormatError, InputError
 STDIN = "-"  # the name that means standard input, wherever a path is taken
 _MAGIC = ((b"\x1f\x8b", "gzip"), (b"BZh", "bzip2"), (b"\xfd7zXZ\x00", "xz"))
 PIECE = 256 << 10  # read_or_raise's read size: what a failing decompressor may lose
-_OPEN_FLAGS = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0)
+OPEN_FLAGS = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0)
 
 
 def _decompression_errors() -> tuple:
@@ -74,7 +74,7 @@ def open_regular_fd(path: str | os.PathLike) -> tuple[int, int]:
     non-blocking, which reads of a regular file ignore (read_fd retries in blocking mode should a
     filesystem answer EAGAIN): one fcntl a file less."""
     p = os.fspath(path)
-    fd = os.open(p, _OPEN_FLAGS)
+    fd = os.open(p, OPEN_FLAGS)
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
