@@ -125,6 +125,10 @@ def ordered(work: Work, parts: Iterable, threads: int = 1, client=None,
         yield from on_client(client, work.share(client), work.run, parts, progress)
         return
     run = functools.partial(work.run, work.local())
+    parts = iter(parts)
+    if threads > 1:  # a single part runs here, as with one thread: no pool to start (~5 ms of a tiny input)
+        parts, single = _single(parts)
+        threads = 1 if single else threads
     if threads == 1:
         for part in parts:
             yield run(part)
@@ -140,6 +144,29 @@ def ordered(work: Work, parts: Iterable, threads: int = 1, client=None,
     executor = pool(threads * (IN_FLIGHT_PER_THREAD + 1))
     yield from _in_order(lambda part: executor.submit(one, part), lambda future: future.result(), parts,
                          IN_FLIGHT_PER_THREAD * threads, progress)
+
+
+def _single(parts: Iterator) -> tuple[Iterator, bool]:
+    """(the same parts, whether there is only one), reading at most two ahead. An error met
+    reading the second comes after the first, as in a loop."""
+    first = next(parts, _NONE)
+    if first is _NONE:
+        return iter(()), True
+    try:
+        second = next(parts, _NONE)
+    except Exception as exc:  # bad input: the first part, then the error
+        return _then_raise(first, exc), False
+    if second is _NONE:
+        return iter((first,)), True
+    return itertools.chain((first, second), parts), False
+
+
+def _then_raise(part, exc: Exception) -> Iterator:
+    yield part
+    raise exc
+
+
+_NONE = object()
 
 
 def on_client(client, resource, run: Callable, parts: Iterable, progress: Callable[[int], None] | None = None,

@@ -173,8 +173,9 @@ def run(args: argparse.Namespace) -> int:
         else:
             results = isolated(lambda paths: jobs[0].search_files(paths, count_only, progress.advance,
                                                                   regular=args.recursive), readable, skip)
+        write = _results_writer(args, writer, texts)
         for path, parts in results:
-            found = _write_results(path, parts, args, writer, texts) or found
+            found = write(path, parts) or found
     if found and not args.quiet and args.output:
         warn(args, f"results written to {args.output}")
     return EXIT_ERROR if failed else EXIT_FOUND if found else EXIT_NONE
@@ -339,37 +340,48 @@ def _on_cluster(args: argparse.Namespace, pattern: bytes, paths: list[str], coun
         yield paths[k], parts
 
 
-def _write_results(path: str, parts, args: argparse.Namespace, writer: RowWriter, texts: list[str]) -> bool:
-    """Write one file's rows as they come; returns whether it counts as found for the exit status
-    (with -L: the file was listed, as grep)."""
-    n = 0
-    counting = args.count or args.files_with_matches or args.files_without_match
+def _results_writer(args: argparse.Namespace, writer: RowWriter, texts: list[str]):
+    """A function (path, parts) -> whether the file counts as found for the exit status (with
+    -L: the file was listed, as grep), writing the file's rows as they come. The options are
+    read once here: a tree of thousands of small files writes a row each."""
+    listing = args.files_with_matches or args.files_without_match
+    counting = args.count or listing
     several = len(texts) > 1 and not counting
-    for part in parts:
-        if counting:
-            n += int(part)
-        elif args.fasta and several:  # (hits, the pattern number of each)
-            hits, which = part
-            n += len(hits)
-            writer.write_rows((path, r, p, s, texts[k]) for (r, p, s), k in zip(hits, which.tolist()))
+    add = writer.write_row
+
+    def count(path: str, parts) -> bool:
+        if type(parts) is tuple:  # results in hand (find.api's packed files): nothing can fail
+            n = sum(parts)
         else:
-            n += len(part)
-            if args.fasta:
-                writer.write_rows((path, r, p, s) for r, p, s in part)
-            elif several:
-                writer.write_rows((path, o, texts[k]) for o, k in part)
+            n = sum(int(part) for part in parts)
+            if getattr(parts, "failed", False):  # its count is not known: no line, as no name
+                return False
+        if listing:
+            listed = (n > 0) == args.files_with_matches
+            if listed:
+                add((path,))
+            return listed
+        add((path, n))
+        return n > 0
+
+    def rows(path: str, parts) -> bool:
+        n = 0
+        for part in parts:
+            if args.fasta and several:  # (hits, the pattern number of each)
+                hits, which = part
+                n += len(hits)
+                writer.write_rows((path, r, p, s, texts[k]) for (r, p, s), k in zip(hits, which.tolist()))
             else:
-                writer.write_rows((path, o) for o in part.tolist())
-    if counting and getattr(parts, "failed", False):  # its count is not known: no line, as no name
-        return False
-    if args.files_with_matches or args.files_without_match:
-        listed = (n > 0) == args.files_with_matches
-        if listed:
-            writer.write_rows([(path,)])
-        return listed
-    if args.count:
-        writer.write_rows([(path, n)])
-    return n > 0
+                n += len(part)
+                if args.fasta:
+                    writer.write_rows((path, r, p, s) for r, p, s in part)
+                elif several:
+                    writer.write_rows((path, o, texts[k]) for o, k in part)
+                else:
+                    writer.write_rows((path, o) for o in part.tolist())
+        return n > 0
+
+    return count if counting else rows
 
 
 def _total_size(paths: list[str]) -> int | None:

@@ -4,7 +4,6 @@ both strands."""
 from __future__ import annotations
 
 import os
-import tempfile
 from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
@@ -67,6 +66,8 @@ class FMIndex:
         table are written to temporary files beside it as they are filled (spill.py), and the
         text is let go before the file is written. Returns the reference's records (no text) and
         the arrays (those three as their Spills, closed: sizes only)."""
+        import tempfile
+
         from seqsift.fmindex.build import build_arrays, map_large_arrays
         from seqsift.fmindex.ssx import write_index
 

@@ -128,6 +128,7 @@ def open_output(path: str | os.PathLike | None, sam: bool = False, option: str =
 
 _ESCAPES = {"\\": "\\\\", "\n": "\\n", "\t": "\\t", "\r": "\\r"}
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\\]")
+_PLAIN = bytes(c for c in range(32, 127) if c != 92)  # printable ASCII but the backslash
 _UNSAFE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\\]")  # _CONTROL less the tab and newline TSV is made of
 
 
@@ -169,6 +170,13 @@ class RowWriter:
         if self._at_once or len(self._held) >= self.BLOCK_ROWS:
             self.flush()
 
+    def write_row(self, row: Sequence) -> None:
+        """write_rows of one row (a search over many small files writes one a file)."""
+        held = self._held
+        held.append(row)
+        if self._at_once or len(held) >= self.BLOCK_ROWS:
+            self.flush()
+
     def flush(self) -> None:
         """Write the rows held (formatted as _write_block says)."""
         if self._held:
@@ -186,10 +194,18 @@ class RowWriter:
                                     .encode("utf-8", "surrogateescape") for row in rows))
         elif self.fmt == "tsv":
             block = "".join(["\t".join(map(str, row)) + "\n" for row in rows])
-            if rows and (block.count("\n") != len(rows) or block.count("\t") != len(rows) * (len(self.fields) - 1)
-                         or _UNSAFE.search(block)):
-                block = "".join(["\t".join(printable(c) if isinstance(c, str) else str(c) for c in row) + "\n"
-                                 for row in rows])
+            lines, tabs = len(rows), len(rows) * (len(self.fields) - 1)
+            if block.isascii():  # what is left once the plain characters are taken out: the separators?
+                data = block.encode("ascii")
+                left = data.translate(None, _PLAIN)
+                if len(left) == lines + tabs and left.count(b"\n") == lines and left.count(b"\t") == tabs:
+                    self.out.write(data)
+                    return
+            elif block.count("\n") == lines and block.count("\t") == tabs and not _UNSAFE.search(block):
+                self.out.write(block.encode(errors="surrogateescape"))
+                return
+            block = "".join(["\t".join(printable(c) if isinstance(c, str) else str(c) for c in row) + "\n"
+                             for row in rows])
             self.out.write(block.encode(errors="surrogateescape"))
         else:
             for row in rows:
