@@ -90,6 +90,29 @@ def test_an_error_comes_after_every_earlier_result():
     assert got == list(range(5))
 
 
+def test_a_single_part_runs_in_the_calling_thread_whatever_the_threads(monkeypatch):
+    """No pool is started for one part (a tiny input's start-up); two or more go to the pool,
+    and an error reading the second part still comes after the first part's result."""
+    here = threading.get_ident()
+    work = runner.Work(lambda _, k: (k, threading.get_ident()), lambda: None)
+    real = runner.pool
+    monkeypatch.setattr(runner, "pool", lambda threads: pytest.fail("a pool for one part"))
+    assert list(runner.ordered(work, [5], 4)) == [(5, here)]
+    assert list(runner.ordered(work, [], 4)) == []
+
+    def one_then_bad():
+        yield 1
+        raise UsageError("bad input after part 1")
+
+    got = []
+    monkeypatch.setattr(runner, "pool", real)
+    with pytest.raises(UsageError):
+        for result, _ in runner.ordered(work, one_then_bad(), 4):
+            got.append(result)
+    assert got == [1]
+    assert [k for k, _ in runner.ordered(work, iter(range(9)), 3)] == list(range(9))
+
+
 @pytest.mark.parametrize("threads", [1, 2, 4, 7])
 def test_split_keeps_item_order_and_gives_each_running_item_its_own_slot(rng, threads):
     delays = _sleepy(rng, 50)

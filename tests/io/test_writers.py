@@ -226,6 +226,25 @@ def test_rows_are_held_and_written_in_blocks_in_order(monkeypatch):
     assert out.getvalue() == want
 
 
+@pytest.mark.parametrize("name", ["plain", "tab\there", "new\nline", "cr\r", "esc\x1b[31m", "del\x7f", "back\\slash",
+                                  "c1\x9b", "é-plain", "é\x1b", os.fsdecode(b"raw\xff"), os.fsdecode(b"raw\xff\n")])
+def test_every_block_is_written_as_printable_makes_each_cell(name, rng):
+    """Whichever way a block is checked (all ASCII: by bytes; else by a regex), the output is
+    printable() of every text cell, so no name can forge a field or a line."""
+    import io
+
+    from seqsift.io.writers import RowWriter, printable
+
+    rows = [(f"f{k}", int(k)) for k in rng.integers(0, 99, 5)] + [(name, 7)] + [("a", 1), ("b", 1)]
+    out = io.BytesIO()
+    writer = RowWriter(out, ("path", "count"))
+    for row in rows:
+        writer.write_row(row)
+    writer.flush()
+    want = "".join(f"{printable(n)}\t{c}\n" for n, c in rows).encode(errors="surrogateescape")
+    assert out.getvalue() == want and out.getvalue().count(b"\n") == len(rows)
+
+
 def test_a_terminal_gets_every_row_at_once():
     """On a terminal (the _Terminal wrapper atomic_output gives one) no row is held."""
     import io
