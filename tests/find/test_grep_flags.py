@@ -194,3 +194,43 @@ def test_e_takes_a_pattern_that_starts_with_a_dash(tmp_path, capsysbinary):
     assert code == 0 and out == f"{path}\t{len(naive.find_all(data, b'-e')) + len(naive.find_all(data, b'--pattern'))}\n"
     code, out, _ = run(capsysbinary, "-c", "--", "-e", str(path))  # after --, words are operands
     assert code == 0 and out == f"{path}\t{len(naive.find_all(data, b'-e'))}\n"
+
+
+def test_recursive_modes_over_many_files_with_failures_among_them(tmp_path, rng, capsysbinary, monkeypatch):
+    """-r over more files than one buffer holds (searched in batches, io.gather), with a large
+    file, a fifo and a file gone between the walk and the search among them: -c, -l, -L and
+    offsets as the oracle gives them for every readable file, in the walk's order, each failing
+    file named once on stderr (exit 2), none of the others lost."""
+    from seqsift.find.api import PACK_FILE_MAX
+
+    top = tmp_path / "t"
+    files = {}
+    for k in range(300):
+        name = top / f"d{k % 7}" / f"f{k:03d}"
+        name.parent.mkdir(parents=True, exist_ok=True)
+        size = PACK_FILE_MAX + 5000 if k == 150 else int(rng.choice([0, 5, 900, 20_000]))
+        files[str(name)] = random_bytes(rng, size)
+        name.write_bytes(files[str(name)])
+    os.mkfifo(top / "d3" / "f100-fifo")
+    order = sorted(files)  # one level of directories, files only: the walk's order is the names'
+    from seqsift.io import tree as walker
+
+    real_walk = walker.walk
+
+    def walk_then_lose_one(*args, **kwargs):  # a file the walk saw, gone before it is opened
+        for k, found in enumerate(real_walk(*args, **kwargs)):
+            yield found
+            if k == 200:
+                yield str(top / "d0" / "gone"), str(top / "d0" / "gone")
+
+    monkeypatch.setattr(walker, "walk", walk_then_lose_one)
+    want_counts = {p: len(naive.find_all(files[p], b"aB")) for p in order}
+    code, out, err = run(capsysbinary, "-r", "-c", "aB", str(top))
+    assert code == 2 and err.count("f100-fifo") == 1 and "fifo" in err and err.count("d0/gone") == 1
+    assert out == "".join(f"{p}\t{want_counts[p]}\n" for p in order)
+    code, out, _ = run(capsysbinary, "-r", "-l", "aB", str(top))
+    assert out == "".join(f"{p}\n" for p in order if want_counts[p])
+    code, out, _ = run(capsysbinary, "-r", "-L", "aB", str(top))
+    assert out == "".join(f"{p}\n" for p in order if not want_counts[p])
+    code, out, _ = run(capsysbinary, "-r", "aB", str(top))
+    assert out == "".join(f"{p}\t{o}\n" for p in order for o in naive.find_all_fast(files[p], b"aB"))

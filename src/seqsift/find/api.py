@@ -49,6 +49,20 @@ _LOWER = bytes(range(256)).lower()  # ASCII A-Z to a-z, every other byte as it i
 _SHIFT_IN_PYTHON = 4096
 
 
+class Batch:
+    """Files searched together, their results all in hand (FindJob.search_files with
+    batches=True): paths, and per path its one result (a count, or its offsets as an int64
+    buffer). A plain class: the dataclasses module imports inspect (docs/benchmarks.md, "Start-up")."""
+
+    __slots__ = ("paths", "results")
+
+    def __init__(self, paths: list[str], results: list):
+        self.paths, self.results = paths, results
+
+    def __len__(self) -> int:
+        return len(self.paths)
+
+
 class RecordHits:
     """Occurrences in FASTA/FASTQ records: record name (an object array of str), 0-based leftmost
     forward position (int64), strand ('<U1', '+' or '-'). A plain class: the dataclasses module
@@ -188,20 +202,23 @@ class FindJob:
                 progress(max(size - (m - 1), 0) if base else size)
 
     def search_files(
-        self, paths: list[str], count_only: bool, progress: Progress | None = None, regular: bool = False
-    ) -> Iterator[tuple[str, Iterable[array | int]]]:
+        self, paths: list[str], count_only: bool, progress: Progress | None = None, regular: bool = False,
+        batches: bool = False,
+    ) -> Iterator[tuple[str, Iterable[array | int]] | tuple[Batch, None]]:
         """(path, its results) per path, in order: what offsets() would yield, as an iterator to
         consume before the next path, or for a file searched in a packed buffer a tuple of its one
         result (results in hand, which no read can fail any more). On the CPU, files of at most PACK_FILE_MAX
         bytes are packed into one buffer and searched together. regular=True says the paths are
         regular files found by a walk (io.tree): each is then opened once, unseen, by compiled
-        code that reads the small ones straight into the buffer (_search_opened)."""
+        code that reads the small ones straight into the buffer (_search_opened); with
+        batches=True, the files of one buffer then come as one item, (Batch, None), their
+        results in hand (a tree of thousands of small files: no Python per file here)."""
         if self.backend == "cuda":
             for path in paths:
                 yield path, self.offsets(path, count_only, progress)
             return
         if regular:
-            yield from self._search_opened(paths, count_only, progress)
+            yield from self._search_opened(paths, count_only, progress, batches)
             return
         small: list[tuple[str, int]] = []
         for path in paths:
@@ -221,7 +238,7 @@ class FindJob:
             self._pack = mmap.mmap(-1, min(self.chunk_size, max(PACK_BUFFER, 4 * len(self.pattern))))
         return self._pack
 
-    def _search_opened(self, paths: list[str], count_only: bool, progress: Progress | None):
+    def _search_opened(self, paths: list[str], count_only: bool, progress: Progress | None, batches: bool = False):
         """search_files over the regular files of a walk: small files are read whole one after
         another into the job's buffer by compiled code (io.gather: one open, lseek, read and
         close a file, no Python between them), and each buffer is searched in one kernel call
@@ -239,7 +256,7 @@ class FindJob:
                     first = k
                     k, _, why = gather(names, first, buffer, 0, PACK_FILE_MAX, los, his)
                     yield from self._search_batch(view, names.paths[first:k], los[first:k], his[first:k],
-                                                  count_only, progress)
+                                                  count_only, progress, batches)
                     if why == ALONE:
                         yield from self._search_alone(names.paths[k], count_only, progress)
                         k += 1
@@ -261,15 +278,18 @@ class FindJob:
         yield path, self.offsets(path, count_only, progress)
 
     def _search_batch(self, buffer: memoryview, names: list[str], los: array, his: array, count_only: bool,
-                      progress: Progress | None):
+                      progress: Progress | None, batches: bool = False):
         """(name, (its one result,)) per file of a batch read by _search_opened, whose bytes
-        lie at buffer[lo:hi], in one kernel call."""
+        lie at buffer[lo:hi], in one kernel call; with batches=True, (Batch, None) for them all."""
         if not names:
             return
         with buffer[: his[-1]] as text:
             results = self._search_ranges(text, los, his, count_only)
         if progress:
             progress(his[-1])
+        if batches:
+            yield Batch(names, results), None
+            return
         for name, result in zip(names, results):
             yield name, (result,)
 

@@ -14,7 +14,7 @@ from seqsift.find import DEFAULT_CHUNK_SIZE
 from seqsift.options import EXIT_ERROR, EXIT_FOUND, EXIT_NONE, add_dask_options, dask_run, parse_size, warn
 
 if TYPE_CHECKING:
-    from seqsift.find.api import FindJob, PatternSet
+    from seqsift.find.api import Batch, FindJob, PatternSet
     from seqsift.io.writers import RowWriter
     from seqsift.progress import Progress
 
@@ -172,7 +172,8 @@ def run(args: argparse.Namespace) -> int:
             results = _several(searches, readable, count_only, stack, skip)
         else:
             results = isolated(lambda paths: jobs[0].search_files(paths, count_only, progress.advance,
-                                                                  regular=args.recursive), readable, skip)
+                                                                  regular=args.recursive, batches=True),
+                               readable, skip)
         write = _results_writer(args, writer, texts)
         for path, parts in results:
             found = write(path, parts) or found
@@ -182,13 +183,16 @@ def run(args: argparse.Namespace) -> int:
 
 
 def isolated(search, paths: list[str], skip):
-    """(path, parts) per path as search(paths) gives them, except that a file whose reading fails
+    """(path, parts) per path as search(paths) gives them (or a find.api Batch of several, as
+    (Batch, None)), except that a file whose reading fails
     (InputError, FormatError, or the place-holder a cluster search puts in its results) is passed
     to skip(k, error) and the search goes on after it: one file's failure never loses another's
     matches (grep's rule). search must give the paths in order, each one's parts consumed before
     the next is asked for; an error raised ends its generator, so search starts again after the
     file. What the failing file gave before its error stays written, as grep prints the lines it
     read before a read error."""
+    from seqsift.find.api import Batch
+
     start = 0
     while start < len(paths):
         k, failure = start, []
@@ -196,6 +200,10 @@ def isolated(search, paths: list[str], skip):
         failed_type = None
         try:
             for path, parts in results:
+                if type(path) is Batch:  # several files, results in hand: nothing can fail
+                    yield path, parts
+                    k += len(path)
+                    continue
                 if failed_type is None:  # once the search has started (and imported what it uses)
                     failed_type = _failed_type()
                 # results already in hand (a packed file's: a tuple) cannot fail while read
@@ -344,12 +352,21 @@ def _results_writer(args: argparse.Namespace, writer: RowWriter, texts: list[str
     """A function (path, parts) -> whether the file counts as found for the exit status (with
     -L: the file was listed, as grep), writing the file's rows as they come. The options are
     read once here: a tree of thousands of small files writes a row each."""
+    from seqsift.find.api import Batch
+
     listing = args.files_with_matches or args.files_without_match
     counting = args.count or listing
     several = len(texts) > 1 and not counting
     add = writer.write_row
 
-    def count(path: str, parts) -> bool:
+    def count(path: str | Batch, parts) -> bool:
+        if type(path) is Batch:  # one row a file of the batch, in one go
+            if listing:
+                listed = [(name,) for name, n in zip(path.paths, path.results) if (n > 0) == args.files_with_matches]
+                writer.write_rows(listed)
+                return bool(listed)
+            writer.write_rows(zip(path.paths, path.results))
+            return any(path.results)
         if type(parts) is tuple:  # results in hand (find.api's packed files): nothing can fail
             n = sum(parts)
         else:
@@ -364,7 +381,10 @@ def _results_writer(args: argparse.Namespace, writer: RowWriter, texts: list[str
         add((path, n))
         return n > 0
 
-    def rows(path: str, parts) -> bool:
+    def rows(path: str | Batch, parts) -> bool:
+        if type(path) is Batch:
+            found = [rows(name, (result,)) for name, result in zip(path.paths, path.results)]
+            return any(found)
         n = 0
         for part in parts:
             if args.fasta and several:  # (hits, the pattern number of each)
