@@ -15,6 +15,7 @@ import io
 import mmap
 import os
 import sys
+from array import array
 from bisect import bisect_left
 from typing import TYPE_CHECKING, BinaryIO, Callable, Iterable, Iterator, Union
 
@@ -29,8 +30,6 @@ from seqsift.io.openers import STDIN, display_name, open_binary, open_regular_fd
 from seqsift.io.pack import Filled, PackedObject, Packer, regular_size
 
 if TYPE_CHECKING:
-    from array import array
-
     import numpy as np
 
     from seqsift.io.chunks import ChunkReader
@@ -280,18 +279,38 @@ class FindJob:
     def _search_batch(self, buffer: memoryview, names: list[str], los: array, his: array, count_only: bool,
                       progress: Progress | None, batches: bool = False):
         """(name, (its one result,)) per file of a batch read by _search_opened, whose bytes
-        lie at buffer[lo:hi], in one kernel call; with batches=True, (Batch, None) for them all."""
+        lie at buffer[lo:hi], in one kernel call; with batches=True, (Batch, None) for each run
+        of them. A file passed over as large (lo -1) is searched alone in its place."""
         if not names:
             return
-        with buffer[: his[-1]] as text:
-            results = self._search_ranges(text, los, his, count_only)
-        if progress:
-            progress(his[-1])
-        if batches:
-            yield Batch(names, results), None
+        skipped = min(los) < 0
+        read = [j for j, lo in enumerate(los) if lo >= 0] if skipped else range(len(names))
+        if read:
+            starts, ends = (array("q", (los[j] for j in read)), array("q", (his[j] for j in read))) if skipped else (los, his)
+            with buffer[: ends[-1]] as text:
+                results = self._search_ranges(text, starts, ends, count_only)
+            if progress:
+                progress(ends[-1])
+        if not skipped:
+            if batches:
+                yield Batch(names, results), None
+            else:
+                yield from zip(names, ((result,) for result in results))
             return
-        for name, result in zip(names, results):
-            yield name, (result,)
+        done = dict(zip(read, results)) if read else {}
+        run: list[int] = []
+        for j in range(len(names) + 1):
+            if j < len(names) and j in done:
+                run.append(j)
+                continue
+            if run:  # the files read since the last large one
+                if batches:
+                    yield Batch([names[i] for i in run], [done[i] for i in run]), None
+                else:
+                    yield from ((names[i], (done[i],)) for i in run)
+                run = []
+            if j < len(names):
+                yield from self._search_alone(names[j], count_only, progress)
 
     def _search_packed(self, paths: list[tuple[str, int]] | Iterator[PackedObject], count_only: bool,
                        progress: Progress | None):

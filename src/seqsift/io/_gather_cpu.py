@@ -20,11 +20,12 @@ _SEEK_END = 2
 def gather(names, starts, first, flags, buffer, used, largest, los, his):
     """Read files first, first + 1, ... whole into buffer[used:], each right after the one
     before, and set los[k], his[k] to where file k lies; stop at the first file that is not for
-    this loop. Returns (k, used, why): k the first file not read, used the bytes of the buffer
-    in use, why DONE (every file read), ROOM (file k may fit an emptied buffer) or ALONE (file
-    k is for the caller: standard input, an open or a read that fails, anything lseek cannot
-    size as a file, more than `largest` bytes, or a file that grew to fill the buffer). A file's
-    name is the NUL-terminated bytes of names from starts[k] (below 0: standard input)."""
+    this loop; a file of more than `largest` bytes is passed over (los[k] = his[k] = -1: the
+    caller searches it alone). Returns (k, used, why): k the first file not read, used the bytes
+    of the buffer in use, why DONE (every file read), ROOM (file k may fit an emptied buffer) or
+    ALONE (file k is for the caller: standard input, an open or a read that fails, anything
+    lseek cannot size as a file, or a file that grew to fill the buffer). A file's name is the
+    NUL-terminated bytes of names from starts[k] (below 0: standard input)."""
     room = buffer.size
     base = buffer.ctypes.data
     k = first
@@ -35,7 +36,13 @@ def gather(names, starts, first, flags, buffer, used, largest, los, his):
         if fd < 0:
             return k, used, ALONE
         size = _lseek(fd, 0, _SEEK_END)  # a fifo, a socket or a terminal fails here (ESPIPE)
-        if size < 0 or size > largest or size >= room:
+        if size > largest:  # large: searched alone, after this buffer
+            _close(fd)
+            los[k] = -1
+            his[k] = -1
+            k += 1
+            continue
+        if size < 0 or size >= room:
             _close(fd)
             return k, used, ALONE
         if used + size >= room:  # the room left must exceed the size: a file that grew shows
