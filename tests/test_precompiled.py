@@ -590,17 +590,18 @@ def test_find_over_files_imports_no_numpy(tiny_inputs, built_cache):
         assert outputs[0] == outputs[1] and outputs[0], argv
 
 
-def test_find_imports_no_pathlib_json_or_shutil(tiny_inputs, built_cache):
+def test_find_imports_no_pathlib_json_shutil_or_typing(tiny_inputs, built_cache):
     """Nor the standard library's slower modules (pathlib with urllib.parse, json, shutil with
-    bz2 and lzma: ~8 ms of a start that is ~60): the cache's paths are strings, its files' header
-    plain text, argparse's formatter given the width (options.sized). Run without `site`, whose
+    bz2 and lzma: ~8 ms of a start that is ~60; typing, ~6 ms more): the cache's paths are strings,
+    its files' header plain text, argparse's formatter given the width (options.sized), type
+    names imported for type checkers only, no NamedTuple on the way. Run without `site`, whose
     .pth hooks (numba-cuda's) import pathlib in this environment but not in a plain install."""
     import site
 
     path = os.pathsep.join([str(Path(precompiled.__file__).parents[1]), *site.getsitepackages()])
     env = dict(os.environ, SEQSIFT_CACHE_DIR=str(built_cache[0]), SEQSIFT_PRECOMPILED="1", PYTHONPATH=path)
     script = ("import sys; from seqsift import cli; code = cli.main(sys.argv[1:]); sys.stdout.flush(); "
-              "sys.stderr.write(' '.join(m for m in ('pathlib', 'json', 'shutil', 'numpy', 'numba') "
+              "sys.stderr.write(' '.join(m for m in ('pathlib', 'json', 'shutil', 'typing', 'numpy', 'numba') "
               "if m in sys.modules) + ' imported\\n')")
     for argv in (["-c", "ACG", "tiny.txt"], ["-r", "-l", "ACG", "."]):
         run = subprocess.run([sys.executable, "-S", "-c", script, "find", "-q", *argv], env=env, capture_output=True,

@@ -22,9 +22,10 @@ import itertools
 import os
 import threading
 from collections import deque
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, NamedTuple
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~6 ms of a start)
 if TYPE_CHECKING:
+    from typing import Any, Callable, Iterable, Iterator
     from concurrent.futures import ThreadPoolExecutor
 
 _LOCK = threading.Lock()
@@ -100,16 +101,19 @@ def cuts(lo: int, hi: int, parts: int, step: int = 1) -> list[tuple[int, int]]:
 
 
 # -- a job per part -------------------------------------------------------------------------------------
-class Work(NamedTuple):
+class Work:
     """An engine's job on every part: run(value, part), run a module-level function so a Dask
     worker can run it too. local(): the object every part needs, made here (an index, a
     database, a compiled job), called only for a run on this machine's threads; share(client):
     the same object made on each worker (a distributed.Resource, from distributed.share_files or
-    share_object), called only when a client is given."""
+    share_object), called only when a client is given. A plain class, not a NamedTuple: typing
+    costs every command ~6 ms to import (docs/benchmarks.md, "Start-up")."""
 
-    run: Callable[[Any, Any], Any]
-    local: Callable[[], Any]
-    share: Callable[[Any], Any] | None = None
+    __slots__ = ("run", "local", "share")
+
+    def __init__(self, run: Callable[[Any, Any], Any], local: Callable[[], Any],
+                 share: Callable[[Any], Any] | None = None):
+        self.run, self.local, self.share = run, local, share
 
 
 def ordered(work: Work, parts: Iterable, threads: int = 1, client=None,

@@ -14,7 +14,7 @@ from seqsift.cli import COMMANDS
 HEAVY = ("numba", "numpy", "llvmlite", "isal", "dask", "distributed")
 # The modules a parser may need: the package, the CLI, the bottom layer (options.py and what it
 # imports) and, for a subcommand, its own module and its package (which holds the defaults shown).
-BOTTOM = {"seqsift", "seqsift.cli", "seqsift.options", "seqsift.backend", "seqsift.errors"}
+BOTTOM = {"seqsift", "seqsift.cli", "seqsift.options", "seqsift.backend", "seqsift.errors", "seqsift.lazy"}
 # Commands whose module is the engine itself (their parser and their code share one file), so
 # their --help still imports it: `simulate`, `check` and `stats` in fmindex/.
 ENGINE_MODULES = {"simulate", "check", "stats"}

@@ -12,19 +12,22 @@ from __future__ import annotations
 import io
 import os
 from dataclasses import dataclass
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 import numpy as np
 
 from seqsift import distributed
 from seqsift.backend import check_backend, check_threads
 from seqsift.errors import FormatError, InputError, SeqsiftError, UsageError
-from seqsift.find.api import FindJob, PatternSet, ReadOnly, RecordHits, Source, as_pattern, memory_view, sequence_pattern
+from seqsift.find.api import FindJob, PatternSet, ReadOnly, RecordHits, as_pattern, memory_view, sequence_pattern
 from seqsift.io.pack import regular_size
 from seqsift.io.chunks import ChunkReader
 from seqsift.io.fastx import SequenceBatch, read_batches
 from seqsift.io.openers import STDIN, display_name, open_binary, read_range
 from seqsift.runner import Work, tagged
+
+if TYPE_CHECKING:
+    from seqsift.find.api import Source
 
 DEFAULT_PARTITION = 64 << 20
 

@@ -7,12 +7,12 @@ from __future__ import annotations
 import argparse
 import contextlib
 import sys
-from typing import TYPE_CHECKING
 
 from seqsift.errors import FormatError, InputError, UsageError
 from seqsift.find import DEFAULT_CHUNK_SIZE
 from seqsift.options import EXIT_ERROR, EXIT_FOUND, EXIT_NONE, add_dask_options, dask_run, parse_size, warn
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~6 ms of a start)
 if TYPE_CHECKING:
     from seqsift.find.api import Batch, FindJob, PatternSet
     from seqsift.io.writers import RowWriter

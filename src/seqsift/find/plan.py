@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from array import array
-from typing import NamedTuple
 
 # The CPU filter tests 2, 4 or 6 probe bytes a position: the fewest whose chance of all matching
 # at a random position, estimated from the sample, is at most PASS_RATE. A block of 32 positions
@@ -21,15 +20,17 @@ SAMPLE_BYTES = 64 << 10
 _COMPLEMENT = bytes.maketrans(b"ACGTUNRYKMSWBDHVacgtunrykmswbdhv", b"TGCAANYRMKSWVHDBtgcaanyrmkswvhdb")
 
 
-class SearchPlan(NamedTuple):
+class SearchPlan:
     """pattern: the bytes sought; fail: the KMP failure table (fail[q] = length of the longest
     proper border of pattern[:q+1]); probes: positions of the pattern bytes the CPU filter tests
     (2, 4 or 6 of them). Plain buffers (bytes, array.array of int32 and int64), so that a search
-    on the CPU imports no numpy; a numpy user views them with np.frombuffer."""
+    on the CPU imports no numpy; a numpy user views them with np.frombuffer. A plain class, not a
+    NamedTuple: typing costs every command ~6 ms to import (docs/benchmarks.md, "Start-up")."""
 
-    pattern: bytes
-    fail: array
-    probes: array
+    __slots__ = ("pattern", "fail", "probes")
+
+    def __init__(self, pattern: bytes, fail: array, probes: array):
+        self.pattern, self.fail, self.probes = pattern, fail, probes
 
     @property
     def length(self) -> int:

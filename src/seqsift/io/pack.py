@@ -18,12 +18,13 @@ from __future__ import annotations
 import mmap
 import os
 import stat
-from typing import TYPE_CHECKING, Callable, Iterator
 
 from seqsift.errors import InputError
 from seqsift.io.openers import STDIN, display_name, open_regular_fd, read_fd
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~6 ms of a start)
 if TYPE_CHECKING:
+    from typing import Callable, Iterator
     import numpy as np
 
 
