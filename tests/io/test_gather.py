@@ -63,8 +63,10 @@ def _expected(paths, kinds, room, largest):
             continue
         if kinds[path] == "other" or size >= room:
             why = ALONE
-        elif kinds[path] == "endless" or used + size >= room:  # /dev/zero fills any room
-            why = ROOM if used else ALONE
+        elif kinds[path] == "endless":  # /dev/zero: sized 0 by lseek, and gives more
+            why = ALONE
+        elif used + size >= room:
+            why = ROOM
         if why is None:
             used += size
             k += 1

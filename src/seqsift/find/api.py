@@ -21,12 +21,12 @@ from bisect import bisect_left
 from seqsift import backend as backends
 from seqsift.errors import InputError, UsageError
 from seqsift.find import DEFAULT_CHUNK_SIZE
-from seqsift.find.cpu import concatenated, int64s
+from seqsift.find.cpu import int64s
 from seqsift.find.plan import SAMPLE_BYTES, SearchPlan, make_plan, reverse_complement
 from seqsift.io.gather import ALONE, WINDOW, Names, gather
 from seqsift.io.mapped import MappedFile, open_mapped
 from seqsift.io.openers import STDIN, display_name, open_binary, open_regular_fd, stdin_file
-from seqsift.io.pack import Filled, PackedObject, Packer, regular_size
+from seqsift.io.pack import PackedObject, Packer, regular_size
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~6 ms of a start)
 if TYPE_CHECKING:
@@ -209,12 +209,13 @@ class FindJob:
     ) -> Iterator[tuple[str, Iterable[array | int]] | tuple[Batch, None]]:
         """(path, its results) per path, in order: what offsets() would yield, as an iterator to
         consume before the next path, or for a file searched in a packed buffer a tuple of its one
-        result (results in hand, which no read can fail any more). On the CPU, files of at most PACK_FILE_MAX
-        bytes are packed into one buffer and searched together. regular=True says the paths are
-        regular files found by a walk (io.tree): each is then opened once, unseen, by compiled
-        code that reads the small ones straight into the buffer (_search_opened); with
-        batches=True, the files of one buffer then come as one item, (Batch, None), their
-        results in hand (a tree of thousands of small files: no Python per file here)."""
+        result (results in hand, which no read can fail any more). On the CPU, regular files are
+        opened by compiled code that reads those of at most PACK_FILE_MAX bytes straight into one
+        buffer, searched together (_search_opened); with batches=True, the files of one buffer
+        come as one item, (Batch, None), their results in hand (a tree of thousands of small
+        files: no Python per file here). regular=True says the paths are regular files found by
+        a walk (io.tree), opened unseen (one that is not regular by then is an error); else each
+        path is stat'ed first, and standard input, a fifo or a device streams (offsets())."""
         if self.backend == "cuda":
             for path in paths:
                 yield path, self.offsets(path, count_only, progress)
@@ -222,16 +223,15 @@ class FindJob:
         if regular:
             yield from self._search_opened(paths, count_only, progress, batches)
             return
-        small: list[tuple[str, int]] = []
+        run: list[str] = []  # regular files in a row, read as a walk's are
         for path in paths:
-            size = regular_size(path)
-            if size is not None and size <= PACK_FILE_MAX:
-                small.append((path, size))
+            if regular_size(path) is not None:
+                run.append(path)
                 continue
-            yield from self._search_packed(small, count_only, progress)
-            small = []
+            yield from self._search_opened(run, count_only, progress, batches)
+            run = []
             yield path, self.offsets(path, count_only, progress)
-        yield from self._search_packed(small, count_only, progress)
+        yield from self._search_opened(run, count_only, progress, batches)
 
     def _pack_buffer(self) -> mmap.mmap:
         """The job's buffer that search_files packs small files into (an anonymous map: its pages
@@ -241,9 +241,10 @@ class FindJob:
         return self._pack
 
     def _search_opened(self, paths: list[str], count_only: bool, progress: Progress | None, batches: bool = False):
-        """search_files over the regular files of a walk: small files are read whole one after
-        another into the job's buffer by compiled code (io.gather: one open, lseek, read and
-        close a file, no Python between them), and each buffer is searched in one kernel call
+        """search_files over regular files (a walk's, or named ones a stat found regular): small
+        files are read whole one after another into the job's buffer by compiled code (io.gather:
+        one open, lseek, read and close a file, no Python between them), and each buffer is
+        searched in one kernel call
         over the files' ranges (_search_batch). A file the loop leaves alone (larger, not a
         regular file any more, failing to open or to read, growing to fill the buffer: see
         io.gather) is searched alone after the files before it (_search_alone)."""
@@ -315,42 +316,6 @@ class FindJob:
             if j < len(names):
                 yield from self._search_alone(names[j], count_only, progress)
 
-    def _search_packed(self, paths: list[tuple[str, int]] | Iterator[PackedObject], count_only: bool,
-                       progress: Progress | None):
-        """(path, (its one result,)) per (path, size) or PackedObject, the files packed into
-        the job's buffer (io.pack) and each buffer searched in one call; a file cut between two
-        buffers has its parts joined."""
-        if not paths:
-            return
-        m = len(self.pattern)
-        buffer = self._pack_buffer()
-        objects = paths if not isinstance(paths, list) else (PackedObject(k, p, p, size=n) for k, (p, n) in enumerate(paths))
-        packer = Packer(objects, len(buffer), m - 1)
-        parts: list = []
-        try:
-            while (filled := packer.fill(buffer)) is not None:
-                for segment, result in zip(filled.segments, self._search_filled(filled, count_only)):
-                    parts.append(result)
-                    if segment.last:
-                        if segment.obj.error:
-                            raise InputError(display_name(segment.obj.path), segment.obj.error)
-                        joined = sum(parts) if count_only else concatenated(parts)
-                        parts = []
-                        yield segment.obj.path, (joined,)
-                if progress:
-                    progress(sum(s.hi - s.lo - (s.new_from - s.file_offset) for s in filled.segments))
-        finally:
-            packer.close()
-
-    def _search_filled(self, filled: Filled, count_only: bool) -> list:
-        """Per segment of a packed buffer: its match count, or the file offsets of its matches."""
-        with memoryview(filled.buffer) as whole, whole[: filled.n] as text:
-            results = self._search_ranges(text, [s.lo for s in filled.segments], [s.hi for s in filled.segments],
-                                          count_only)
-        if count_only:
-            return results
-        return [_shifted(found, s.file_offset) for found, s in zip(results, filled.segments)]
-
     def _search_ranges(self, text: memoryview, starts: list[int], ends: list[int], count_only: bool) -> list:
         """Per range [start, end) of text: the matches wholly inside it, counted, or as offsets
         from its start; all ranges in one kernel call."""
@@ -391,10 +356,14 @@ class FindJob:
                 if self._whole is None:
                     self._whole = mmap.mmap(-1, self.chunk_size)
                 filled = packer.fill(self._whole)
-                whole = filled is not None and filled.segments[-1].last and not filled.segments[-1].obj.error
+                failed = filled.segments[-1].obj.error if filled is not None else None
+                whole = filled is not None and filled.segments[-1].last and not failed
             finally:
                 packer.close()
-            if whole:  # else it grew, or a read failed: the reader below says so
+            if failed:  # named here, not read again in chunks: procfs's pagemap, sized 0, fails only
+                # reads of some sizes, and read in chunks would give its 256 GiB
+                raise InputError(display_name(path), failed)
+            if whole:  # else it grew: the reader below reads it as it is now
                 with memoryview(filled.buffer) as view:
                     yield 0, view[: filled.n]
                 return

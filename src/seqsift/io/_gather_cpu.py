@@ -24,7 +24,8 @@ def gather(names, starts, first, flags, buffer, used, largest, los, his):
     caller searches it alone). Returns (k, used, why): k the first file not read, used the bytes
     of the buffer in use, why DONE (every file read), ROOM (file k may fit an emptied buffer) or
     ALONE (file k is for the caller: standard input, an open or a read that fails, anything
-    lseek cannot size as a file, or a file that grew to fill the buffer). A file's name is the
+    lseek cannot size as a file, or one whose read does not give the bytes lseek said: it
+    changed, or it is a pseudo-file such as procfs's, sized 0). A file's name is the
     NUL-terminated bytes of names from starts[k] (below 0: standard input)."""
     room = buffer.size
     base = buffer.ctypes.data
@@ -60,10 +61,8 @@ def gather(names, starts, first, flags, buffer, used, largest, los, his):
             if n == 0 or (n < want and got >= size):  # a short read ending at its size: the end
                 break
         _close(fd)
-        if failed:
+        if failed or got != size:  # not what lseek said: it changed, or a pseudo-file (procfs): the caller's
             return k, used, ALONE
-        if used + got >= room:  # it grew since it was sized
-            return k, used, ROOM if used else ALONE
         los[k] = used
         his[k] = used + got
         used += got

@@ -53,8 +53,9 @@ class Names:
 def gather(names: Names, first: int, buffer, used: int, largest: int, los: array, his: array) -> tuple[int, int, int]:
     """Read names.paths[first], ... into buffer[used:] (any writable uint8 buffer), one after
     another, until one does not fit (ROOM: the rest may, once the buffer is emptied) or is not
-    for this loop (ALONE: it cannot be opened, is not a regular file, or its read fails: the
-    caller opens it itself, and says why); DONE once every path is read. File k lies at
+    for this loop (ALONE: it cannot be opened, is not a regular file, its read fails or does
+    not give the size lseek said, as a file that changed or procfs's files: the caller opens it
+    itself, and says why); DONE once every path is read. File k lies at
     buffer[los[k]:his[k]] (los and his: int64 buffers of one entry a path); a regular file of
     more than `largest` bytes is passed over, its los[k] and his[k] -1 (for the caller to search
     alone: one call then covers a buffer's small files whatever large ones lie among them).
