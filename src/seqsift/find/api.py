@@ -244,10 +244,10 @@ class FindJob:
         """search_files over regular files (a walk's, or named ones a stat found regular): small
         files are read whole one after another into the job's buffer by compiled code (io.gather:
         one open, lseek, read and close a file, no Python between them), and each buffer is
-        searched in one kernel call
-        over the files' ranges (_search_batch). A file the loop leaves alone (larger, not a
-        regular file any more, failing to open or to read, growing to fill the buffer: see
-        io.gather) is searched alone after the files before it (_search_alone)."""
+        searched in one kernel call over the files' ranges (_search_batch). A file the loop
+        leaves alone (larger, not a regular file any more, failing to open or to read, or read
+        to another size than lseek said: see io.gather) is searched on its own in its place
+        (_search_alone)."""
         buffer = self._pack_buffer()
         with memoryview(buffer) as view:
             for start in range(0, len(paths), WINDOW):
@@ -265,8 +265,8 @@ class FindJob:
                         k += 1
 
     def _search_alone(self, path: str, count_only: bool, progress: Progress | None):
-        """(path, its results) for a file of a walk searched on its own: a file swapped for a
-        fifo or device since the walk is an InputError naming it (opened without blocking, and
+        """(path, its results) for a regular file searched on its own: one swapped for a fifo or
+        device since it was found is an InputError naming it (opened without blocking, and
         checked on its descriptor, before offsets() opens it again); one that cannot be opened is
         left to offsets(), which names the error as for any path."""
         if path != STDIN:
