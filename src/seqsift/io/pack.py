@@ -9,8 +9,8 @@ whole in one buffer, and one that starts in those bytes ends past the cut, so it
 the buffer before. Buffers may be padded by `pad` bytes either side (zeros after the data) for
 kernels that read a little past their range. Memory is the buffers, whatever the corpus.
 
-`seqsift scan` packs everything this way; `seqsift find` packs runs of small files (large ones
-stream through io.chunks with a reader thread).
+`seqsift scan` packs everything this way; `seqsift find` reads runs of small regular files with
+io.gather's compiled loop instead, and packs here only a file it reads whole on its own.
 """
 
 from __future__ import annotations
