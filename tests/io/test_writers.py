@@ -245,6 +245,24 @@ def test_every_block_is_written_as_printable_makes_each_cell(name, rng):
     assert out.getvalue() == want and out.getvalue().count(b"\n") == len(rows)
 
 
+@pytest.mark.parametrize("width", [1, 2, 3])
+def test_tsv_lines_are_each_cell_as_str_gives_it(width, rng):
+    """The f-string forms of one- and two-cell rows write what joining str() of each cell does,
+    for every kind of cell a command writes; a row of another width among them (or a row that
+    is a string) sends the block to the general form, which writes it as it is."""
+    import numpy as np
+
+    from seqsift.io.writers import _tsv_lines
+
+    cells = ["a", "é", os.fsdecode(b"x\xff"), 0, -3, 2**70, 1.5, True, np.int64(7), np.uint8(200), b"raw", None]
+    rows = [tuple(cells[int(k)] for k in rng.integers(0, len(cells), width)) for _ in range(200)]
+    general = lambda rows: "".join("\t".join(str(c) for c in row) + "\n" for row in rows)
+    assert _tsv_lines(rows, width) == general(rows)
+    odd = rows[:5] + [rows[0] + ("extra",)] + [("z",) * (width + 1)] + rows[5:9]
+    assert _tsv_lines(odd, width) == general(odd)
+    assert _tsv_lines(["ab", "c"], width) == general(["ab", "c"])
+
+
 def test_a_terminal_gets_every_row_at_once():
     """On a terminal (the _Terminal wrapper atomic_output gives one) no row is held."""
     import io
