@@ -9,9 +9,10 @@ count overlapping matches, rg --count-matches and bytes.count non-overlapping on
     python benchmarks/bench_find.py [--runs 5] [--quick]
 
 --whole times whole processes only, as a user times the command: `seqsift find -t 1 -c` against
-`rg -j1 --count-matches` on one 512 MiB DNA file and on the tree of binaries, each also on a
-one-byte input, so the fixed cost (start-up) and the cost per byte show apart, and from them the
-input size from which seqsift is the faster; wall and CPU seconds, medians of --runs rounds.
+`rg -j1 --count-matches --include-zero` (a line a file, as seqsift and grep -c write) on one 512
+MiB DNA file and on the tree of binaries, each also on a one-byte input, so the fixed cost
+(start-up) and the cost per byte show apart, and from them the input size from which seqsift is
+the faster; wall and CPU seconds, medians of --runs rounds.
 
     python benchmarks/bench_find.py --whole [--runs 5]
 """
@@ -257,7 +258,9 @@ def whole_processes(runs: int, out: Path) -> None:
             rg_paths = [p for p in paths if p != "-r"]
             rg_tiny = [p for p in tiny if p != "-r"]
             ours = [sys.executable, "-m", "seqsift", "find", "-q", "-c", "-t", "1", "--hex", *paths[:-1], pattern.hex()]
-            rg = ["rg", "-j1", "--count-matches", "-a", "-uuu", *_rg_pattern(pattern)]
+            # --include-zero: rg then writes a line for every file, as seqsift and grep -c do (by
+            # default it leaves out the files without a match: on the tree and the absent pattern, no line)
+            rg = ["rg", "-j1", "--count-matches", "--include-zero", "-a", "-uuu", *_rg_pattern(pattern)]
             commands = {"seqsift": ours + rg_paths, "rg": rg + rg_paths,
                         "seqsift (1 byte)": ours + rg_tiny, "rg (1 byte)": rg + rg_tiny}
             timed_ = process_rounds(commands, runs)
@@ -278,7 +281,7 @@ def whole_processes(runs: int, out: Path) -> None:
     meta = {"date": time.strftime("%Y-%m-%d"), "cpu": cpu_name(), "cores": os.cpu_count(), "seqsift": seqsift.__version__,
             "rg": tool_version(["rg", "--version"]), "runs": runs,
             "commands": {"seqsift": "python -m seqsift find -q -c -t 1 --hex PATTERN FILE (-r TREE)",
-                         "rg": "rg -j1 --count-matches -a -uuu -F -e PATTERN FILE|TREE (or (?-u)\\xHH escapes)"}}
+                         "rg": "rg -j1 --count-matches --include-zero -a -uuu -F -e PATTERN FILE|TREE (or (?-u)\\xHH escapes)"}}
     out.write_text(json.dumps({"meta": meta, "whole": rows}, indent=1))
     print(whole_markdown({"meta": meta, "whole": rows}))
 

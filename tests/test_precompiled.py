@@ -575,7 +575,8 @@ def test_find_over_files_imports_no_numpy(tiny_inputs, built_cache):
     if not large.exists():
         large.write_bytes(b"xACGx" * 500_000)  # 2.5 MB: past PACK_FILE_MAX, mapped
     script = ("import sys; from seqsift import cli; code = cli.main(sys.argv[1:]); sys.stdout.flush(); "
-              "sys.stderr.write(' '.join(m for m in ('numpy', 'numba') if m in sys.modules) + ' imported\\n')")
+              "sys.stderr.write(' '.join(sorted({m.split('.')[0] for m in sys.modules} & {'numpy', 'numba'})) "
+              "+ ' imported\\n')")  # by package: Numba's C helpers load as numba._helperlib alone
     for argv in (["ACG", "tiny.txt", "large.txt"], ["-c", "ACG", "tiny.txt", "large.txt"], ["-r", "-c", "ACG", "."],
                  ["-l", "ACGTT", "tiny.txt", "large.txt"]):
         outputs = []
@@ -592,19 +593,21 @@ def test_find_over_files_imports_no_numpy(tiny_inputs, built_cache):
 
 def test_find_imports_no_pathlib_json_shutil_or_typing(tiny_inputs, built_cache):
     """Nor the standard library's slower modules (pathlib with urllib.parse, json, shutil with
-    bz2 and lzma: ~8 ms of a start that is ~60; typing, ~6 ms more): the cache's paths are strings,
-    its files' header plain text, argparse's formatter given the width (options.sized), type
-    names imported for type checkers only, no NamedTuple on the way. Run without `site`, whose
-    .pth hooks (numba-cuda's) import pathlib in this environment but not in a plain install."""
+    bz2 and lzma: ~8 ms of a start that is ~60; typing, ~6 ms more; threading, weakref and shlex,
+    ~3 ms together): the cache's paths are strings, its files' header plain text, argparse's
+    formatter given the width (options.sized), type names imported for type checkers only, no
+    NamedTuple on the way, no thread started on one thread's work. Run without `site`, whose .pth
+    hooks (numba-cuda's) import pathlib in this environment but not in a plain install."""
     import site
 
     path = os.pathsep.join([str(Path(precompiled.__file__).parents[1]), *site.getsitepackages()])
     env = dict(os.environ, SEQSIFT_CACHE_DIR=str(built_cache[0]), SEQSIFT_PRECOMPILED="1", PYTHONPATH=path)
     script = ("import sys; from seqsift import cli; code = cli.main(sys.argv[1:]); sys.stdout.flush(); "
-              "sys.stderr.write(' '.join(m for m in ('pathlib', 'json', 'shutil', 'typing', 'numpy', 'numba') "
+              "sys.stderr.write(' '.join(m for m in ('pathlib', 'json', 'shutil', 'typing', 'threading', 'weakref', "
+              "'shlex', 'numpy', 'numba') "
               "if m in sys.modules) + ' imported\\n')")
-    for argv in (["-c", "ACG", "tiny.txt"], ["-r", "-l", "ACG", "."]):
-        run = subprocess.run([sys.executable, "-S", "-c", script, "find", "-q", *argv], env=env, capture_output=True,
+    for argv in (["-c", "ACG", "tiny.txt"], ["-r", "-l", "ACG", "."]):  # one thread: no pool, so no threading
+        run = subprocess.run([sys.executable, "-S", "-c", script, "find", "-q", "-t", "1", *argv], env=env, capture_output=True,
                              text=True, timeout=600, cwd=tiny_inputs)
         assert run.returncode == 0 and run.stdout, run.stderr
         assert run.stderr == " imported\n", (argv, run.stderr)

@@ -14,7 +14,6 @@ import importlib
 import os
 import signal
 import sys
-import threading
 
 from seqsift import __version__
 from seqsift.errors import SeqsiftError
@@ -144,16 +143,21 @@ class Terminated(BaseException):
 @contextlib.contextmanager
 def _terminating():
     """SIGTERM and SIGHUP raise Terminated while a command runs (main thread only; elsewhere, as
-    in a Dask worker or a test's thread, the handlers stay as they are)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
+    in a Dask worker or a test's thread, the handlers stay as they are: signal.signal refuses
+    another thread with ValueError, so no handler is set there, and threading is not imported)."""
 
     def stop(signum, frame):
         raise Terminated(signum)
 
     wanted = [getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name)]
-    old = {sig: signal.signal(sig, stop) for sig in wanted if signal.getsignal(sig) is not signal.SIG_IGN}
+    old = {}
+    try:
+        for sig in wanted:
+            if signal.getsignal(sig) is not signal.SIG_IGN:
+                old[sig] = signal.signal(sig, stop)
+    except ValueError:  # not the main thread: nothing was set
+        yield
+        return
     try:
         yield
     finally:

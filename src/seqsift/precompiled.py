@@ -49,7 +49,7 @@ import os
 import re
 import stat
 import sys
-import threading
+import _thread  # the primitives threading builds on, without its import (~1.4 ms of a start)
 import time
 
 from seqsift import objload
@@ -76,9 +76,10 @@ _NUMBA_SETTINGS = ("NUMBA_OPT", "NUMBA_CPU_NAME", "NUMBA_CPU_FEATURES", "NUMBA_B
 # Scalar arguments: passed as a C int64 (a double for float64) and converted to the type the
 # kernel's dispatcher would have seen (numpy scalars of that type).
 _SCALARS = ("int64", "bool", "uint8", "int16", "float64")
-_lock = threading.Lock()
-_helpers_lock = threading.RLock()
-_llvm_lock = threading.Lock()
+_lock = _thread.allocate_lock()
+_helpers_rlock = None  # threading.RLock(), made by _helpers_lock() on first need
+_make_lock = _thread.allocate_lock()
+_llvm_lock = _thread.allocate_lock()
 
 
 def enabled() -> bool:
@@ -104,6 +105,18 @@ def _fall_back(kernel: "Kernel", why: str) -> None:
     _warn_once(f"precompiled kernels are not used ({why}); they run through Numba's JIT instead (same results, "
                "a slower start)", key="fall back")
 
+
+
+def _helpers_lock():
+    """The lock over Numba's helpers and LLVM's JIT (reentrant: loading the helpers may add them to
+    the JIT), made on first need: a command whose kernels need neither does not import threading."""
+    global _helpers_rlock
+    with _make_lock:
+        if _helpers_rlock is None:
+            import threading
+
+            _helpers_rlock = threading.RLock()
+    return _helpers_rlock
 
 class Kernel:
     """A Numba kernel called with numpy arrays and Python scalars, as its dispatcher would be.
@@ -909,7 +922,7 @@ class _Loader:
 
     def load_helpers(self) -> dict[str, int]:
         """Numba's helper modules loaded (importing numpy) and their functions made known."""
-        with _helpers_lock:
+        with _helpers_lock():
             if self.helpers is None:
                 helpers = {}
                 for name, stem, prefix in HELPER_MODULES:
@@ -963,7 +976,7 @@ class _Loader:
 
     def jit(self) -> _JIT:
         """LLVM's JIT, made on first need, knowing every symbol added here."""
-        with _helpers_lock:
+        with _helpers_lock():
             if self._jit is None:
                 jit = _JIT()
                 for name, address in self.symbols.items():

@@ -23,7 +23,6 @@ import mmap
 import os
 import signal
 import stat
-import weakref
 
 # The lease-break notice goes to this signal, whose default action is to ignore it (the default,
 # SIGIO, would end the process); the lease's state is read with F_GETLEASE, not from the signal.
@@ -68,6 +67,8 @@ class MappedFile:
         index): the descriptor, and with it the lease, goes when the last view of `data` does, never
         before, so a writer waiting on the lease can never reach a page still viewed. close() is
         then a no-op; `intact` still tells a reader to stop reading."""
+        import weakref  # here: only an index's map is held so; a search over files skips the import (~1 ms)
+
         weakref.finalize(self._memory, _close_quietly, self.fd)
         self._held = True
         return self

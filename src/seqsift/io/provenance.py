@@ -4,7 +4,6 @@ object). Both forms are built here, so SAM, BAM and JSON Lines never disagree.""
 
 from __future__ import annotations
 
-import shlex
 import sys
 
 from seqsift import __version__
@@ -40,6 +39,8 @@ class Provenance:
 
     def pg_line(self) -> str:
         """SAM's @PG line: the program, its version, the command line, and backend and device as DS."""
+        import shlex  # here: only SAM output writes it, and every command imports this module
+
         command = shlex.join(self.command).replace("\t", "\\t").replace("\n", " ")  # one field: a tab typed in an
         # argument (bwa's -R '@RG<TAB>ID:..') would split it
         return (f"@PG\tID:seqsift\tPN:seqsift\tVN:{self.version}\tCL:{command}"
