@@ -253,3 +253,29 @@ def test_a_walked_file_that_cannot_be_opened_is_an_error_naming_it(small_tree, m
     monkeypatch.setattr(find_api, "open_regular_fd", refusing(find_api.open_regular_fd))
     monkeypatch.setattr(pack, "open_regular_fd", refusing(pack.open_regular_fd))
     assert counts_until_error(small_tree, f"{bad}.*Permission denied") == counts(small_tree[:4], b"ab")
+
+
+def test_a_named_file_that_cannot_be_opened_is_named_and_the_others_counted(small_tree, monkeypatch, capsys):
+    """Files named on the command line are stat'ed once (io.openers.named_regular), their read
+    permission left to the open as a walk's are: a file whose open is refused is named on stderr
+    with why, every other file is counted, and the exit status is 2 (grep's rule)."""
+    from seqsift.cli import main
+    from seqsift.io import pack
+
+    bad = small_tree[4]
+    _kernel_stops_at(bad, monkeypatch)
+
+    def refusing(real):
+        def opened(path):
+            if str(path) == bad:
+                raise PermissionError(13, "Permission denied", str(path))
+            return real(path)
+        return opened
+
+    monkeypatch.setattr(find_api, "open_regular_fd", refusing(find_api.open_regular_fd))
+    monkeypatch.setattr(pack, "open_regular_fd", refusing(pack.open_regular_fd))
+    assert main(["find", "-q", "-t", "1", "-c", "ab", *small_tree]) == 2
+    out, err = capsys.readouterr()
+    rows = dict(line.rsplit("\t", 1) for line in out.splitlines())
+    assert rows == {p: str(n) for p, n in counts([p for p in small_tree if p != bad], b"ab").items()}
+    assert bad in err and "Permission denied" in err and err.count("\n") == 1

@@ -90,7 +90,7 @@ def patterns_of(args: argparse.Namespace) -> list[str]:
 
 def run(args: argparse.Namespace) -> int:
     from seqsift.find.api import FindJob, PatternSet, as_pattern
-    from seqsift.io.openers import STDIN, check_readable
+    from seqsift.io.openers import STDIN, named_regular
     from seqsift.io.provenance import Provenance
     from seqsift.io.tree import walk
     from seqsift.io.writers import RowWriter, open_output
@@ -115,6 +115,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         fields = ("path", "offset", "pattern") if len(patterns) > 1 else ("path", "offset")
     readable = []
+    regular = True  # every file a regular one (a walk's, or named ones a stat found so): read unstat'ed
     failed = False
 
     def report(path: str, why: str) -> None:
@@ -134,7 +135,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         for path in files:
             try:
-                check_readable(path)
+                regular = named_regular(path) and regular
                 readable.append(path)
             except InputError as exc:  # named now, the other files still searched, exit 2 at the end
                 failed = True
@@ -172,7 +173,7 @@ def run(args: argparse.Namespace) -> int:
             results = _several(searches, readable, count_only, stack, skip)
         else:
             results = isolated(lambda paths: jobs[0].search_files(paths, count_only, progress.advance,
-                                                                  regular=args.recursive, batches=True),
+                                                                  regular=regular, batches=True),
                                readable, skip)
         write = _results_writer(args, writer, texts)
         for path, parts in results:

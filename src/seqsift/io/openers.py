@@ -49,6 +49,22 @@ def check_readable(path: str | os.PathLike) -> None:
     """Raise InputError unless path is stdin or a regular, readable file (no side effects)."""
     if str(path) == STDIN:
         return
+    _named_stat(path)
+    if not os.access(path, os.R_OK):
+        raise InputError(os.fspath(path), "permission denied")
+
+
+def named_regular(path: str | os.PathLike) -> bool:
+    """A path named to a command that reads files as grep does, checked with one stat: True for a
+    regular file, False for standard input, a fifo or a device (they stream); InputError for a
+    missing path or a directory. Read permission is left to the open, which names a file it cannot
+    read, as for a walk's files: check_readable's os.access and the search's second stat cost
+    8,364 files named on a command line ~0.05 s (2026-12-02)."""
+    return str(path) != STDIN and stat.S_ISREG(_named_stat(path).st_mode)
+
+
+def _named_stat(path: str | os.PathLike) -> os.stat_result:
+    """os.stat of a path named to a command; InputError for a missing path or a directory."""
     p = os.fspath(path)
     try:
         st = os.stat(p)
@@ -58,8 +74,7 @@ def check_readable(path: str | os.PathLike) -> None:
         raise InputError(p, exc.strerror or str(exc)) from None
     if stat.S_ISDIR(st.st_mode):
         raise InputError(p, "is a directory")
-    if not os.access(p, os.R_OK):
-        raise InputError(p, "permission denied")
+    return st
 
 
 def file_kind(mode: int) -> str:
