@@ -11,9 +11,7 @@ have had in memory, so the index file is the same either way.
 from __future__ import annotations
 
 import os
-import shutil
-import tempfile
-from typing import BinaryIO
+from typing import BinaryIO  # numpy, imported below, imports typing already
 
 import numpy as np
 from isal.isal_zlib import crc32
@@ -28,6 +26,8 @@ class Spill:
     `directory` (None: the system's temporary directory); dtype, shape and nbytes as an array's."""
 
     def __init__(self, directory: str | os.PathLike | None, dtype, row_shape: tuple[int, ...] = ()):
+        import tempfile  # here, as shutil below: `map` and `search` import this module, and build no Spill (~5 ms)
+
         self.where = os.fspath(directory or tempfile.gettempdir())
         try:
             self.file = tempfile.TemporaryFile(prefix=".seqsift-index.", dir=directory)
@@ -62,6 +62,8 @@ class Spill:
         """Every byte appended, into out (from the file's start, COPY bytes at a time)."""
         self.file.flush()
         self.file.seek(0)
+        import shutil
+
         shutil.copyfileobj(self.file, out, COPY)
 
     def close(self) -> None:
