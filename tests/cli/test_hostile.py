@@ -14,8 +14,7 @@ import pytest
 from tests.bounded import SRC, run_bounded, swapping_walk, text
 
 
-
-def test_handlers_are_set_in_the_main_thread_only_and_restored(tmp_path, capsys):
+def test_handlers_are_set_in_the_main_thread_only_and_restored(tmp_path, capsys, monkeypatch):
     """cli._terminating sets SIGTERM's and SIGHUP's handlers while a command runs in the main
     thread, and puts the old ones back after; a command run in another thread (a Dask worker's,
     a test's) leaves them as they are, and still runs."""
@@ -34,20 +33,18 @@ def test_handlers_are_set_in_the_main_thread_only_and_restored(tmp_path, capsys)
     parser = cli.build_parser("find")
     run = parser.commands["find"].get_default("run")
     parser.commands["find"].set_defaults(run=probe)
-    original = cli.build_parser
-    try:
-        cli.build_parser = lambda command=None: parser
-        assert cli.main(["find", "-q", "ACGT", str(tmp_path / "a.txt")]) == 0
-        codes = []
-        worker = threading.Thread(target=lambda: codes.append(cli.main(["find", "-q", "ACGT", str(tmp_path / "a.txt")])))
-        worker.start()
-        worker.join()
-    finally:
-        cli.build_parser = original
+    monkeypatch.setattr(cli, "build_parser", lambda command=None: parser)
+    argv = ["find", "-q", "ACGT", str(tmp_path / "a.txt")]
+    assert cli.main(argv) == 0
+    codes = []
+    worker = threading.Thread(target=lambda: codes.append(cli.main(argv)))
+    worker.start()
+    worker.join()
     assert codes == [0] and capsys.readouterr().out == f"{tmp_path / 'a.txt'}\t2\n" * 2  # found in both runs
     assert all(handler is not before[sig] for sig, handler in seen[True].items())  # set in the main thread
     assert seen[False] == before  # untouched in another
     assert {sig: signal.getsignal(sig) for sig in before} == before  # and restored
+
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
 def test_sigterm_and_sighup_remove_the_partial_output(tmp_path, signum):

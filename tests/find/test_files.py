@@ -235,12 +235,11 @@ def counts_until_error(paths, match):
     return done
 
 
-def test_a_walked_file_that_cannot_be_opened_is_an_error_naming_it(small_tree, monkeypatch):
-    """`find -r` leaves read permission to the open (io.tree's check_readable=False): a file
-    whose open is refused is an InputError naming it and why, after the files before it."""
+def _open_refused(bad: str, monkeypatch) -> None:
+    """`bad` made a file whose open is refused (EACCES) on every path that opens it: the compiled
+    loop leaves it to the caller (_kernel_stops_at), and Python's opens raise PermissionError."""
     from seqsift.io import pack
 
-    bad = small_tree[4]
     _kernel_stops_at(bad, monkeypatch)
 
     def refusing(real):
@@ -252,6 +251,13 @@ def test_a_walked_file_that_cannot_be_opened_is_an_error_naming_it(small_tree, m
 
     monkeypatch.setattr(find_api, "open_regular_fd", refusing(find_api.open_regular_fd))
     monkeypatch.setattr(pack, "open_regular_fd", refusing(pack.open_regular_fd))
+
+
+def test_a_walked_file_that_cannot_be_opened_is_an_error_naming_it(small_tree, monkeypatch):
+    """`find -r` leaves read permission to the open (io.tree's check_readable=False): a file
+    whose open is refused is an InputError naming it and why, after the files before it."""
+    bad = small_tree[4]
+    _open_refused(bad, monkeypatch)
     assert counts_until_error(small_tree, f"{bad}.*Permission denied") == counts(small_tree[:4], b"ab")
 
 
@@ -260,20 +266,9 @@ def test_a_named_file_that_cannot_be_opened_is_named_and_the_others_counted(smal
     permission left to the open as a walk's are: a file whose open is refused is named on stderr
     with why, every other file is counted, and the exit status is 2 (grep's rule)."""
     from seqsift.cli import main
-    from seqsift.io import pack
 
     bad = small_tree[4]
-    _kernel_stops_at(bad, monkeypatch)
-
-    def refusing(real):
-        def opened(path):
-            if str(path) == bad:
-                raise PermissionError(13, "Permission denied", str(path))
-            return real(path)
-        return opened
-
-    monkeypatch.setattr(find_api, "open_regular_fd", refusing(find_api.open_regular_fd))
-    monkeypatch.setattr(pack, "open_regular_fd", refusing(pack.open_regular_fd))
+    _open_refused(bad, monkeypatch)
     assert main(["find", "-q", "-t", "1", "-c", "ab", *small_tree]) == 2
     out, err = capsys.readouterr()
     rows = dict(line.rsplit("\t", 1) for line in out.splitlines())
