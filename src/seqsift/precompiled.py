@@ -425,13 +425,13 @@ def _compile(variant: _Variant) -> tuple[str, bytes, list[str]]:
     return compiled.native_name, data[0], needs
 
 
-_DECLARED = re.compile(r'^declare\b[^@]*@("[^"]+"|[\w.$]+)\(|^@("[^"]+"|[\w.$]+) = external\b', re.M)
+_DECLARED = r'^declare\b[^@]*@("[^"]+"|[\w.$]+)\(|^@("[^"]+"|[\w.$]+) = external\b'  # re.M
 
 
 def outside_symbols(llvm_ir: str) -> list[str]:
     """The functions and globals an LLVM module declares without defining (LLVM's own
     intrinsics, llvm.*, are not symbols)."""
-    names = {(a or b).strip('"') for a, b in _DECLARED.findall(llvm_ir)}
+    names = {(a or b).strip('"') for a, b in re.findall(_DECLARED, llvm_ir, re.M)}
     return sorted(name for name in names if not name.startswith("llvm."))
 
 
@@ -623,7 +623,7 @@ def _cached_object(variant: _Variant) -> tuple[str, bytes, list[str]]:
 # used in turn keep theirs). A directory's time is set when a process first loads from it.
 PRUNE_AFTER = 24 * 3600
 KEEP_OTHERS = 3
-_KEY_DIR = re.compile(r"precompiled-[0-9a-f]{32}")
+_KEY_DIR = r"precompiled-[0-9a-f]{32}"
 _used = False  # this process has marked its key's directory used
 _pruned = False  # this process has pruned
 
@@ -645,7 +645,7 @@ def prune_stale(keep: str, now: float | None = None) -> list[str]:
         others = []
         with os.scandir(top_fd) as entries:
             for entry in entries:
-                if entry.name == keep or not _KEY_DIR.fullmatch(entry.name):
+                if entry.name == keep or not re.fullmatch(_KEY_DIR, entry.name):
                     continue
                 with contextlib.suppress(OSError):
                     st = entry.stat(follow_symlinks=False)

@@ -130,16 +130,16 @@ def open_output(path: str | os.PathLike | None, sam: bool = False, option: str =
 
 
 _ESCAPES = {"\\": "\\\\", "\n": "\\n", "\t": "\\t", "\r": "\\r"}
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\\]")
+_CONTROL = r"[\x00-\x1f\x7f-\x9f\\]"  # compiled on first use (options._SIZE)
 _PLAIN = bytes(c for c in range(32, 127) if c != 92)  # printable ASCII but the backslash
-_UNSAFE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\\]")  # _CONTROL less the tab and newline TSV is made of
+_UNSAFE = r"[\x00-\x08\x0b-\x1f\x7f-\x9f\\]"  # _CONTROL less the tab and newline TSV is made of
 
 
 def printable(name: str) -> str:
     """A name (a path, a record name) safe on one line of text output: control characters
     (a newline that would forge a line, a tab that would forge a field, a terminal escape) written
     as \\n, \\t, \\r or \\xNN, and the backslash doubled so every escape reads one way back."""
-    return _CONTROL.sub(lambda m: _ESCAPES.get(m.group(), f"\\x{ord(m.group()):02x}"), name)
+    return re.sub(_CONTROL, lambda m: _ESCAPES.get(m.group(), f"\\x{ord(m.group()):02x}"), name)
 
 
 def _tsv_lines(rows: list[Sequence], width: int) -> str:
@@ -219,7 +219,7 @@ class RowWriter:
                 if len(left) == lines + tabs and left.count(b"\n") == lines and left.count(b"\t") == tabs:
                     self.out.write(data)
                     return
-            elif block.count("\n") == lines and block.count("\t") == tabs and not _UNSAFE.search(block):
+            elif block.count("\n") == lines and block.count("\t") == tabs and not re.search(_UNSAFE, block):
                 self.out.write(block.encode(errors="surrogateescape"))
                 return
             block = "".join(["\t".join(printable(c) if isinstance(c, str) else str(c) for c in row) + "\n"
