@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 
-from seqsift import distributed
 from seqsift.alignment import QUERIES_PER_PARTITION
 from seqsift.alignment import scoring as scorings
 from seqsift.alignment.database import Database, DatabaseHit
@@ -54,10 +53,16 @@ def work(scoring: scorings.Scoring, top: int, mode: str, fmt: str, columns: list
     name outfmt 7's '# Database:' lines give (the name the user typed, not the path sent)."""
     check_backend(backend)
     args = (scoring, top, mode, fmt, columns, backend, evalue, database)
-    if path is not None:
-        share = lambda client: distributed.share_files(client, load, [os.fspath(path)], args)  # noqa: E731
-    else:
-        share = lambda client: distributed.share_object(client, db, from_database, args)  # noqa: E731
+
+    def share(client):
+        # seqsift.distributed (logging, tempfile, dataclasses, hashlib: ~25 ms) only for a client:
+        # a search on this machine's threads never imports it
+        from seqsift import distributed
+
+        if path is not None:
+            return distributed.share_files(client, load, [os.fspath(path)], args)
+        return distributed.share_object(client, db, from_database, args)
+
     return Work(run_queries, lambda: from_database(db, *args), share)
 
 

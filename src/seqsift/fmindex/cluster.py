@@ -9,7 +9,7 @@ file, else sent (distributed.share_files); an FMIndex given in memory is broadca
 from __future__ import annotations
 
 import os
-from seqsift import distributed
+
 from seqsift.backend import check_backend, check_threads, resolve_unmeasured
 from seqsift.fmindex.api import FMIndex, Hit
 from seqsift.fmindex.query import SearchOptions
@@ -40,10 +40,15 @@ def work(index: FMIndex, options: SearchOptions, backend: str, max_hits: int, fm
     checked here; where it runs, by whoever runs it."""
     check_backend(backend)
     args = (options, backend, max_hits, fmt, errors, distance, best_only)
-    if path is not None:
-        share = lambda client: distributed.share_files(client, load, [os.fspath(path)], args)  # noqa: E731
-    else:
-        share = lambda client: distributed.share_object(client, index, from_index, args)  # noqa: E731
+
+    def share(client):
+        # seqsift.distributed only for a client, as in alignment/cluster.py
+        from seqsift import distributed
+
+        if path is not None:
+            return distributed.share_files(client, load, [os.fspath(path)], args)
+        return distributed.share_object(client, index, from_index, args)
+
     return Work(run_batch, lambda: from_index(index, *args), share)
 
 
