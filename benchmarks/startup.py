@@ -6,8 +6,8 @@ precompiled kernels, opening and writing. Each command runs --runs times in roun
 once a round, in turn, so the machine's drift falls on all of them); the table gives the median
 wall and CPU (user + sys) seconds and their ratios to `import numpy`'s (the goal of issue 26 is
 at most 1.5x), numpy imported as seqsift imports it (OPENBLAS_NUM_THREADS=1, BASELINE). The
-kernels are built once first (`python -m seqsift.precompiled`, as `make` does; for --before's tree too), in a cache
-directory of this run's own. The fixed cost is then split by
+kernels are built once first (`python -m seqsift.precompiled`, as `make` does; --before's tree's
+too), in a cache directory of this run's own. The fixed cost is then split by
 `python -X importtime` (one run each): seconds spent importing numpy, Numba, llvmlite, seqsift's
 own modules and the rest; what remains of the median wall is the interpreter, linking the
 kernels and the command's own work.
@@ -118,8 +118,8 @@ def measure(runs: int, before: Path | None = None) -> dict:
         if before:  # the same seqsift commands from another tree, in the same rounds
             subprocess.run([sys.executable, "-m", "compileall", "-q", str(before)], stdout=subprocess.DEVNULL, check=True)
             old = dict(env, PYTHONPATH=str(before))
-            # its own kernels too (their cache key covers its sources): else its commands would
-            # time Numba's JIT instead of the precompiled kernels a build gives
+            # its own kernels too (their cache key covers its sources), as this tree's are: not
+            # compiled by the warm-up runs below
             subprocess.run([sys.executable, "-m", "seqsift.precompiled"], env=old, capture_output=True, check=True)
             commands.update({f"{BEFORE} {name}": (argv, old) for name, (argv, _) in list(commands.items())
                              if name.startswith("seqsift")})
