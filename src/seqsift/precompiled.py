@@ -75,7 +75,7 @@ _NUMBA_SETTINGS = ("NUMBA_OPT", "NUMBA_CPU_NAME", "NUMBA_CPU_FEATURES", "NUMBA_B
                    "NUMBA_LOOP_VECTORIZE", "NUMBA_SLP_VECTORIZE", "NUMBA_DISABLE_JIT")
 # Scalar arguments: passed as a C int64 (a double for float64) and converted to the type the
 # kernel's dispatcher would have seen (numpy scalars of that type).
-_SCALARS = ("int64", "bool", "uint8", "int16", "float64")
+_SCALARS = ("int64", "bool", "uint8", "int8", "int16", "float64")
 _lock = _thread.allocate_lock()
 _helpers_rlock = None  # threading.RLock(), made by _helpers_lock() on first need
 _make_lock = _thread.allocate_lock()
@@ -127,7 +127,7 @@ class Kernel:
     start-up (docs/benchmarks.md, "Start-up"). Only the JIT (the fallback, or a kernel's error
     raised again by its dispatcher) imports numpy, and is given numpy views of such buffers.
 
-    Each signature is one word per argument: a scalar (int64, bool, uint8, int16, float64), a
+    Each signature is one word per argument: a scalar (int64, bool, uint8, int8, int16, float64), a
     C-contiguous array "dtype[:]", "dtype[:,:]" or "dtype[:,:,:]", or a tuple of those,
     "(int64,uint8[:])" (no spaces); a call takes the first signature its arguments fit, and
     each signature is compiled apart. results: 0 (returns nothing), 1 (an integer) or k > 1 (a

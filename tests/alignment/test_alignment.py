@@ -88,13 +88,13 @@ def test_lanes_kernel_equals_reference_including_saturated_lanes(rng):
         q = scoring.encode("".join(rng.choice(PROTEIN, int(rng.integers(1, 90)))))
         assert scores(q, db).tolist() == [score_pair(q, t, scoring, ref.LOCAL) for t in db.codes]
     base = "".join(rng.choice(PROTEIN, 150))
-    prefixes = [base[:k] for k in (10, 25, 40, 55, 70, 100, 150)]  # self-scores from ~50 to ~800
+    prefixes = [base[:k] for k in (10, 15, 20, 25, 30, 40, 55, 70, 100, 150)]  # self-scores from ~50 to ~800
     db = Database([f"p{k}" for k in range(20 + len(prefixes))], seqs[:20] + prefixes, scoring)
     q = scoring.encode(base)
     got = scores(q, db).tolist()
     assert got == [score_pair(q, t, scoring, ref.LOCAL) for t in db.codes]
-    limit = 255 - lanes.bias(scoring.matrix)  # the unsigned 8-bit pass: exact below, redone at 16 bits from here
-    assert any(127 < g < limit for g in got) and any(g >= limit for g in got)
+    limit = lanes.WIDTHS[8][1]  # the signed 8-bit pass: exact below, redone at 16 bits from here
+    assert any(60 < g < limit for g in got) and any(limit <= g < lanes.WIDTHS[16][1] for g in got)
     big = dna(100, -1, 0, 2)  # scores past 32767: the lanes saturate, the 32-bit kernel takes over
     db = Database(["long", "short"], ["ACGT" * 120, "ACGT" * 5], big)
     q = big.encode("ACGT" * 120)
@@ -103,15 +103,14 @@ def test_lanes_kernel_equals_reference_including_saturated_lanes(rng):
 
 @pytest.mark.parametrize("bits", [8, 16])
 def test_batch_profile_is_the_lanes_scores_padded(rng, bits):
-    """profile[c, a, lane] is letter a's score against the lane's target at column c (plus the
-    8-bit bias), PAD past its end, for every lane of a chunk holding a target."""
+    """profile[c, a, lane] is letter a's score against the lane's target at column c, PAD past
+    its end, for every lane of a chunk holding a target."""
     from seqsift.alignment import lanes as _lanes
 
     scoring = matrix("BLOSUM62", 11, 1)
     targets = [scoring.encode("".join(rng.choice(PROTEIN, int(rng.integers(0, 60))))) for _ in range(70)]
     profile, chunk_columns = _lanes.batch_profile(scoring.matrix, targets, bits)
-    dtype, _, _, pad = _lanes.WIDTHS[bits]
-    shift = _lanes.bias(scoring.matrix) if bits == 8 else 0
+    dtype, _, pad = _lanes.WIDTHS[bits]
     chunk = _lanes.chunk_lanes(bits)
     used = -(-len(targets) // chunk) * chunk
     longest = max(t.size for t in targets)
@@ -119,7 +118,7 @@ def test_batch_profile_is_the_lanes_scores_padded(rng, bits):
     for lane in range(used):
         t = targets[lane] if lane < len(targets) else np.empty(0, np.uint8)
         for c in range(profile.shape[0]):
-            want = [scoring.matrix[a, t[c]] + shift if c < t.size else pad for a in range(scoring.matrix.shape[0])]
+            want = [scoring.matrix[a, t[c]] if c < t.size else pad for a in range(scoring.matrix.shape[0])]
             assert profile[c, :, lane].tolist() == want
     sizes = [t.size for t in targets] + [0] * (_lanes.LANES - len(targets))
     assert chunk_columns.tolist() == [max(sizes[k : k + chunk]) for k in range(0, _lanes.LANES, chunk)]
@@ -370,6 +369,23 @@ def test_lanes_kernel_with_queries_longer_than_a_strip(rng):
     q = db.codes[4][20:330]  # a strong hit that crosses strips, and saturates the 8-bit pass
     got = scores(q, db).tolist()
     assert got == [score_pair(q, t, scoring, ref.LOCAL) for t in db.codes] and got[4] > 127
+
+
+@pytest.mark.parametrize("scoring", SCHEMES, ids=lambda s: f"{s.name}-{s.gap_open}-{s.gap_extend}")
+def test_lanes_kernel_gaps_against_the_oracle(rng, scoring):
+    """The lanes kernel's gap states (each gap computed once from the cell's H, floored at 0)
+    against the plain recurrence: homologs with insertions and deletions, cheap and dear gaps,
+    lengths on both sides of a chunk's end, at 8 bits (where the scoring fits) and 16."""
+    letters = list("ACGT") if scoring.is_dna else PROTEIN
+    base = "".join(rng.choice(letters, 70))
+    targets = [mutate(base, rng, rate) if scoring.is_dna else
+               "".join(c if rng.random() > rate else str(rng.choice(letters)) for c in base)[:40] + base[45:]
+               for rate in (0.0, 0.05, 0.15, 0.3) for _ in range(9)]
+    targets += ["".join(rng.choice(letters, int(rng.integers(0, 90)))) for _ in range(40)]
+    db = Database([str(i) for i in range(len(targets))], targets, scoring)
+    for q in (base, mutate(base, rng, 0.2) if scoring.is_dna else base[:30] + base[38:], base[10:40]):
+        want = [oracle(q, t, scoring, "local") for t in targets]
+        assert scores(scoring.encode(q), db).tolist() == want
 
 
 def test_align_takes_its_alphabet_explicitly():

@@ -111,16 +111,15 @@ def scores(query: np.ndarray, db: Database, mode: str = "local", backend: str = 
     scratch: dict = {}
     go, ge = db.scoring.gap_open, db.scoring.gap_extend
     matrix = db.scoring.matrix
-    shift = lanes.bias(matrix)
-    eight_bits = shift + int(matrix.max(initial=0)) < 128 and go + ge < 128  # else start at 16 bits
+    eight_bits = lanes.fits_8_bits(matrix, go, ge)  # else start at 16 bits
     redo = []
     for b, members in enumerate(db.batches):
         if not eight_bits:
             redo += members.tolist()
             continue
         profile, chunk_columns = db.profile(b, 8)
-        best = lanes.run_batch(query, profile, chunk_columns, go, ge, 8, scratch, shift)[: len(members)].astype(np.int64)
-        saturated = lanes.saturated(best, 8, matrix)
+        best = lanes.run_batch(query, profile, chunk_columns, go, ge, 8, scratch)[: len(members)].astype(np.int64)
+        saturated = lanes.saturated(best, 8)
         out[members[~saturated]] = best[~saturated]
         redo += members[saturated].tolist()
     _redo_at_16_bits(query, db, redo, out, eight_bits, scratch)
@@ -137,8 +136,7 @@ def scores_all(queries: list[np.ndarray], db: Database, mode: str = "local", bac
     queries pass over it. Threads take runs of consecutive batches; the rest goes query by query."""
     matrix = db.scoring.matrix
     go, ge = db.scoring.gap_open, db.scoring.gap_extend
-    shift = lanes.bias(matrix)
-    eight_bits = shift + int(matrix.max(initial=0)) < 128 and go + ge < 128
+    eight_bits = lanes.fits_8_bits(matrix, go, ge)
     if backend == "cuda" or mode_code(mode) != ref.LOCAL or not eight_bits or not queries \
             or min(q.size for q in queries) == 0:
         return split(lambda query: scores(query, db, mode, backend), queries, threads)
@@ -155,8 +153,8 @@ def scores_all(queries: list[np.ndarray], db: Database, mode: str = "local", bac
             members = db.batches[b]
             profile, chunk_columns = lanes.batch_profile(matrix, [db.codes[k] for k in members], 8, buffer)
             for query, found, again, scratch in zip(queries, out, redo, scratches):
-                best = lanes.run_batch(query, profile, chunk_columns, go, ge, 8, scratch, shift)[: len(members)]
-                saturated = lanes.saturated(best, 8, matrix)
+                best = lanes.run_batch(query, profile, chunk_columns, go, ge, 8, scratch)[: len(members)]
+                saturated = lanes.saturated(best, 8)
                 found[members[~saturated]] = best[~saturated]
                 again += members[saturated].tolist()
         return redo
@@ -183,7 +181,7 @@ def _redo_at_16_bits(query: np.ndarray, db: Database, redo: list[int], out: np.n
             lanes.batch_profile(matrix, [db.codes[k] for k in members], 16)
         best = lanes.run_batch(query, profile, chunk_columns, db.scoring.gap_open, db.scoring.gap_extend, 16, scratch)
         for lane, k in enumerate(members):
-            out[k] = score_pair(query, db.codes[k], db.scoring, ref.LOCAL) if lanes.saturated(best[lane], 16, matrix) \
+            out[k] = score_pair(query, db.codes[k], db.scoring, ref.LOCAL) if lanes.saturated(best[lane], 16) \
                 else best[lane]
 
 
