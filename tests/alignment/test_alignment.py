@@ -124,6 +124,21 @@ def test_batch_profile_is_the_lanes_scores_padded(rng, bits):
     assert chunk_columns.tolist() == [max(sizes[k : k + chunk]) for k in range(0, _lanes.LANES, chunk)]
 
 
+@pytest.mark.parametrize("bits", [8, 16])
+def test_batch_profile_of_a_large_alphabet(rng, bits):
+    """A matrix of 40 letters (past the 8-bit byte lookup's 31): the profile a load a lane, the same
+    definition."""
+    from seqsift.alignment import lanes as _lanes
+
+    matrix_40 = rng.integers(-9, 12, (40, 40)).astype(np.int64)
+    targets = [rng.integers(0, 40, int(rng.integers(0, 50))).astype(np.uint8) for _ in range(40)]
+    profile, _ = _lanes.batch_profile(matrix_40, targets, bits)
+    pad = _lanes.WIDTHS[bits][2]
+    for lane, t in enumerate(targets):
+        for c in range(profile.shape[0]):
+            assert profile[c, :, lane].tolist() == (matrix_40[:, t[c]].tolist() if c < t.size else [pad] * 40)
+
+
 @pytest.mark.parametrize("threads", [1, 2])
 def test_search_database_top_hits_in_order(rng, threads):
     scoring = matrix("BLOSUM62", 11, 1)
