@@ -285,3 +285,92 @@ def test_a_read_longer_than_longest_is_read_past_at_any_size(tmp_path, fastq):
         got = [(b.name(i), int(b.bounds[i + 1] - b.bounds[i])) for block in blocks
                for b in [reads.parse_block(block)] for i in range(len(b))]
         assert got == [("a", 4), ("big", held), ("b", 2)]
+
+
+def whole_records(path, residues=None, code_table=None):
+    """(names, sequences, batch sizes) from read_records, every batch's codes checked against
+    its letters through the table."""
+    from seqsift.io.reads import read_records
+
+    table = reads_module._FOLD if code_table is None else code_table
+    names, seqs, sizes = [], [], []
+    for records in read_records(path, table, residues):
+        assert records.codes.tolist() == table[records.letters].tolist()
+        assert records.bounds[0] == 0 and records.bounds[-1] == records.letters.size == records.codes.size
+        names += records.names
+        seqs += [records.letters[records.bounds[i] : records.bounds[i + 1]].tobytes() for i in range(len(records))]
+        sizes.append(len(records))
+    return names, seqs, sizes
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(records=st.lists(st.tuples(st.text("ACGTNacgtn", min_size=1, max_size=6), _LINES, st.integers(0, 3)),
+                        min_size=0, max_size=12),
+       fastq=st.booleans(), wrap=st.integers(1, 80), block=st.integers(3, 256), residues=st.integers(1, 300))
+def test_whole_records_are_the_general_readers_joined(tmp_path, monkeypatch, records, fastq, wrap, block, residues):
+    """read_records (a database's reader) against fastx.record_batches, the Python reader that
+    joins the pieces it cuts: the same records, whole, however small the blocks (a record held
+    across many, its buffer doubling), batched by bases as record_batches batches them; the same
+    error where the general reader has one. Some records are repeated up to 3 times over, so one
+    outgrows the block."""
+    from seqsift.io.fastx import record_batches
+
+    monkeypatch.setattr(reads_module, "BLOCK", block)
+    text = ""
+    for name, seq, repeat in records:
+        seq *= 1 + repeat * (block // max(1, len(seq)))
+        if fastq:
+            text += f"@{name} x\n{seq}\n+\n{'I' * len(seq)}\n"
+        else:
+            text += f">{name}\n" + "".join(seq[k : k + wrap] + "\n" for k in range(0, len(seq), wrap))
+    path = tmp_path / "fuzz.txt"
+    path.write_bytes(text.encode())
+    try:
+        batches = list(record_batches(path, residues))
+    except FormatError as exc:
+        with pytest.raises(FormatError) as info:
+            whole_records(path, residues)
+        assert (info.value.line, str(info.value)) == (exc.line, str(exc))
+        return
+    names, seqs, sizes = whole_records(path, residues)
+    assert (names, seqs) == ([n for b in batches for n, _ in b], [s for b in batches for _, s in b])
+    assert sizes == [len(b) for b in batches]
+    assert whole_records(path)[:2] == (names, seqs)
+    assert whole_records(path)[2] == ([len(names)] if names else [])
+
+
+def test_whole_records_batch_by_bases(tmp_path, monkeypatch):
+    """A batch closes with the record that brings it to `residues` bases, wherever read_reads'
+    batches end, so a database part is bounded by its size, one long record aside."""
+    monkeypatch.setattr(reads_module, "BLOCK", 64)
+    path = tmp_path / "db.fa"
+    lengths = [10, 10, 500, 3, 3, 3, 3, 3, 3, 40]
+    path.write_text("".join(f">s{k}\n{'ACDEFGHIKL'[k] * n}\n" for k, n in enumerate(lengths)))
+    names, seqs, sizes = whole_records(path, 30)
+    assert names == [f"s{k}" for k in range(10)] and [len(s) for s in seqs] == lengths
+    assert sizes == [3, 7]  # 10 + 10 + 500, then the rest (read in one block with the long record)
+    assert whole_records(path, 9)[2] == [1, 1, 1, 3, 3, 1]
+
+
+def test_a_whole_record_far_past_the_block_is_held(tmp_path, monkeypatch):
+    """Where read_reads reads past a record longer than MAX_RECORD (a read no reference could
+    hold), read_records keeps it: a chromosome is a database sequence like any other."""
+    monkeypatch.setattr(reads_module, "BLOCK", 1 << 10)
+    monkeypatch.setattr(reads_module, "MAX_RECORD", 1 << 12)
+    path = tmp_path / "genome.fa"
+    big = b"ACGT" * 25_000
+    path.write_bytes(b">a\nAC\n>chr1 long\n" + b"\n".join(big[k : k + 61] for k in range(0, len(big), 61)) + b"\n>b\nGG\n")
+    names, seqs, _ = whole_records(path)
+    assert names == ["a", "chr1", "b"] and seqs == [b"AC", big, b"GG"]
+    assert [len(s) for s in parsed(path)[1]] == [2, 0, 2]  # read_reads, for contrast
+
+
+def test_a_header_line_past_a_mebibyte_is_refused_naming_it(tmp_path, monkeypatch):
+    """Held whole, a record is still bounded where it has no bases to hold: its header line, once
+    it outgrows the blocks read (in one block it is held as any line is)."""
+    monkeypatch.setattr(reads_module, "BLOCK", 1 << 16)
+    path = tmp_path / "db.fa"
+    path.write_bytes(b">a\nAC\n>" + b"x" * (3 << 20) + b"\nACGT\n")
+    with pytest.raises(FormatError, match="header line longer than 1 MiB") as info:
+        whole_records(path)
+    assert info.value.line == 3 and str(path) in str(info.value)

@@ -19,19 +19,14 @@ from seqsift.backend import check_backend, check_threads, resolve_unmeasured
 from seqsift.runner import Work, ordered
 
 
-def read_fasta(path) -> tuple[list[str], list[bytes]]:
-    """Every record of a FASTA file (plain/gz/bz2/xz): names and sequences, in order."""
-    from seqsift.io.fastx import record_batches
-
-    records = [record for batch in record_batches(path) for record in batch]
-    return [n for n, _ in records], [s for _, s in records]
-
-
 def load(paths: tuple[str, ...], scoring: scorings.Scoring, top: int, mode: str, fmt: str, columns: list[str],
          backend: str, evalue: float = DEFAULT_EVALUE, database: str | None = None) -> AlignReport:
-    """A worker's AlignReport over the database FASTA at paths[0]."""
-    names, seqs = read_fasta(paths[0])
-    return from_database(Database(names, seqs, scoring), scoring, top, mode, fmt, columns, backend, evalue, database)
+    """A worker's AlignReport over the database FASTA at paths[0] (plain/gz/bz2/xz), read whole."""
+    from seqsift.io.reads import read_records
+
+    whole = next(read_records(paths[0], scoring.code_table), None)
+    db = Database.of_records(whole, scoring) if whole is not None else Database([], [], scoring)
+    return from_database(db, scoring, top, mode, fmt, columns, backend, evalue, database)
 
 
 def from_database(db: Database, scoring: scorings.Scoring, top: int, mode: str, fmt: str, columns: list[str],

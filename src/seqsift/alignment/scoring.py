@@ -62,20 +62,26 @@ class Scoring:
         """encode() of every sequence at once (views into one array: a call per sequence costs
         more than aligning short ones); where(k) names the k-th (0-based) in an error."""
         raws = [seq.encode() if isinstance(seq, str) else bytes(seq) for seq in seqs]
-        offsets = np.zeros(len(raws) + 1, np.int64)
-        np.cumsum([len(raw) for raw in raws], out=offsets[1:])
-        codes = self._table[np.frombuffer(b"".join(raws), np.uint8)]  # case and aliases folded in the table
+        bounds = np.zeros(len(raws) + 1, np.int64)
+        np.cumsum([len(raw) for raw in raws], out=bounds[1:])
+        letters = np.frombuffer(b"".join(raws), np.uint8)
+        return self.split_codes(self.code_table[letters], letters, bounds, where)  # case, aliases: in the table
+
+    def split_codes(self, codes: np.ndarray, letters: np.ndarray, bounds: np.ndarray, where) -> list[np.ndarray]:
+        """Sequence k's codes, codes[bounds[k]:bounds[k+1]] (letters through code_table), as a view
+        each; a letter outside the alphabet is an error naming where(k) and its position."""
         if codes.size and codes.max() == 255:
             first = int(np.flatnonzero(codes == 255)[0])
-            k = int(np.searchsorted(offsets, first, side="right")) - 1
-            pos = first - int(offsets[k])
-            raise UsageError(f"{where(k)}: letter {chr(raws[k][pos])!r} at position {pos + 1} is not in the "
+            k = int(np.searchsorted(bounds, first, side="right")) - 1
+            pos = first - int(bounds[k])
+            raise UsageError(f"{where(k)}: letter {chr(letters[first])!r} at position {pos + 1} is not in the "
                              f"{self.name} alphabet ({self.alphabet.decode()})")
-        bounds = offsets.tolist()
-        return [codes[bounds[k] : bounds[k + 1]] for k in range(len(raws))]
+        edges = bounds.tolist()
+        return [codes[edges[k] : edges[k + 1]] for k in range(len(edges) - 1)]
 
     @functools.cached_property
-    def _table(self) -> np.ndarray:
+    def code_table(self) -> np.ndarray:
+        """Each byte's residue code; 255 for a letter outside the alphabet and its aliases."""
         table = np.full(256, 255, np.uint8)
         for i, letter in enumerate(self.alphabet):
             table[letter] = i

@@ -15,7 +15,7 @@ from typing import Iterable, Iterator
 
 from seqsift.alignment.database import Candidate, Database, DatabaseHit, aligned, best_in_all, merge_best
 from seqsift.alignment.scoring import Scoring
-from seqsift.io.fastx import record_batches
+from seqsift.io.reads import read_records
 from seqsift.runner import split
 
 DATABASE_RESIDUES = 16 << 20  # a database part: its lanes profiles take a few bytes a residue per alphabet letter
@@ -38,8 +38,8 @@ class DatabaseParts:
             return
         first = total = parts = 0
         db = None
-        for records in record_batches(self.path, self.residues):
-            db = Database([name for name, _ in records], [seq for _, seq in records], self.scoring)
+        for records in read_records(self.path, self.scoring.code_table, self.residues):
+            db = Database.of_records(records, self.scoring)
             yield first, db
             first, total, parts = first + len(db), total + db.residues(), parts + 1
         self.total_residues = total
