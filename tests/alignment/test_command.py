@@ -44,6 +44,34 @@ def test_blast_tabular_top_hits(tmp_path, proteins):
     assert float(top[10]) < 1e-40 and float(top[11]) > 200
 
 
+@pytest.mark.parametrize("fmt", ["6", "7"])
+def test_columns_of_scores_alone_run_no_traceback(tmp_path, proteins, monkeypatch, capsys, fmt):
+    """Names, scores, e-values and lengths need no alignment: a report of those alone runs no
+    traceback (the reference kernel fails here if called) and prints what the same columns of a
+    full report print; a single column that needs the alignment brings the traceback back."""
+    from seqsift.alignment import database
+
+    q_path, db_path, _, _ = proteins
+    light = "qseqid sseqid score evalue bitscore qlen slen"
+    full, out = tmp_path / "full.tsv", tmp_path / "out.tsv"
+    assert main(["align", str(q_path), str(db_path), "--top", "5", "--outfmt", f"{fmt} {light} qstart",
+                 "-o", str(full)]) == 0
+
+    def refused(*args, **kwargs):
+        raise AssertionError("a traceback ran")
+
+    monkeypatch.setattr(database, "align_codes", refused)
+    assert main(["align", str(q_path), str(db_path), "--top", "5", "--outfmt", f"{fmt} {light}", "-o", str(out)]) == 0
+    want = [line.rsplit("\t", 1)[0] if not line.startswith("#") else line for line in full.read_text().splitlines()]
+    got = out.read_text().splitlines()
+    assert [line for line in got if not line.startswith("# Fields")] == \
+        [line for line in want if not line.startswith("# Fields")]
+    assert len([line for line in got if not line.startswith("#")]) == 10
+    capsys.readouterr()
+    assert main(["align", str(q_path), str(db_path), "--outfmt", f"{fmt} {light} pident", "-o", str(out)]) != 0
+    assert "a traceback ran" in capsys.readouterr().err
+
+
 def test_custom_columns_pair_and_sam(tmp_path, proteins):
     q_path, db_path, queries, db = proteins
     out = tmp_path / "out.tsv"

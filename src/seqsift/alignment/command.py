@@ -146,7 +146,7 @@ def run(args: argparse.Namespace) -> int:
             if both:  # reads against long targets: the same hits, reads in the lanes
                 found = reads.search(queries, parts, top, backend, args.threads, batch, args.mode)
             else:
-                found = search(queries, parts, top, args.mode, backend, args.threads, batch)
+                found = search(queries, parts, top, args.mode, backend, args.threads, batch, report.needs_alignments)
             if both:
                 texts = both.records(_counted(found, progress))
             else:

@@ -29,7 +29,7 @@ class DatabaseHit:
     target: int  # index in the database, in file order
     name: str
     score: int
-    alignment: Alignment
+    alignment: Alignment | None  # None where the report asked for scores only (stream.search)
     target_length: int
 
 

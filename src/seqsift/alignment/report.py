@@ -11,6 +11,9 @@ from seqsift.alignment.database import Database, DatabaseHit, search_database
 from seqsift.alignment.statistics import KarlinAltschul, format_bits, format_evalue
 from seqsift.io.writers import printable
 
+# The columns that need the alignment itself (a traceback); the others come from the score and the lengths.
+ALIGNED_COLUMNS = {"pident", "length", "mismatch", "gapopen", "qstart", "qend", "sstart", "send", "nident", "qseq",
+                   "sseq", "cigar"}
 # What BLAST's outfmt 7 calls each column on its "# Fields:" line.
 FIELD_NAMES = {"qseqid": "query id", "sseqid": "subject id", "pident": "% identity", "length": "alignment length",
                "mismatch": "mismatches", "gapopen": "gap opens", "qstart": "q. start", "qend": "q. end",
@@ -34,6 +37,11 @@ class ReportFormat:
         self.evalue = evalue
         self.database = database
         self.karlin = KarlinAltschul.of(scoring.name, scoring.gap_open, scoring.gap_extend)
+
+    @property
+    def needs_alignments(self) -> bool:
+        """Whether a hit must be traced back: readable pairs, or a column of ALIGNED_COLUMNS."""
+        return self.fmt == "pair" or not ALIGNED_COLUMNS.isdisjoint(self.columns)
 
     def __call__(self, name: str, seq: bytes, hits: list[DatabaseHit], residues: int) -> str:
         """The report of one query's hits; `residues` is the whole database's (for the e-value)."""
@@ -91,18 +99,19 @@ class AlignReport:
 
 
 def _tabular(qname: str, qlen: int, hit: DatabaseHit, columns: list[str], stats: tuple[float, float] | None) -> str:
-    a = hit.alignment
-    values = {
-        "qseqid": qname, "sseqid": hit.name, "score": str(hit.score), "length": str(a.length),
-        "pident": f"{100 * a.identities / a.length:.3f}" if a.length else "0.000", "nident": str(a.identities),
-        "mismatch": str(a.mismatches), "gapopen": str(a.gap_opens), "qstart": str(a.query_start + 1),
-        "qend": str(a.query_end), "sstart": str(a.target_start + 1), "send": str(a.target_end), "cigar": a.cigar or "*",
-        "qlen": str(qlen), "slen": str(hit.target_length), "qseq": a.query_aligned, "sseq": a.target_aligned,
-    }
+    values = {"qseqid": qname, "sseqid": hit.name, "score": str(hit.score), "qlen": str(qlen),
+              "slen": str(hit.target_length)}
     if stats:
         values["evalue"], values["bitscore"] = format_evalue(stats[0]), format_bits(stats[1])
     else:
         values["bitscore"] = values["evalue"] = "NA"
+    a = hit.alignment
+    if a is not None:
+        values.update({
+            "length": str(a.length), "pident": f"{100 * a.identities / a.length:.3f}" if a.length else "0.000",
+            "nident": str(a.identities), "mismatch": str(a.mismatches), "gapopen": str(a.gap_opens),
+            "qstart": str(a.query_start + 1), "qend": str(a.query_end), "sstart": str(a.target_start + 1),
+            "send": str(a.target_end), "cigar": a.cigar or "*", "qseq": a.query_aligned, "sseq": a.target_aligned})
     return "\t".join(values[c] for c in columns) + "\n"
 
 

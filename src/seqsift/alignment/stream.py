@@ -65,10 +65,12 @@ def query_batches(queries: Iterable[tuple[str, bytes]], residues: int = QUERY_RE
 
 
 def search(queries: Iterable[tuple[str, bytes]], parts: DatabaseParts, top: int, mode: str, backend: str,
-           threads: int, query_residues: int = QUERY_RESIDUES) -> Iterator[tuple[str, bytes, list[DatabaseHit]]]:
+           threads: int, query_residues: int = QUERY_RESIDUES,
+           alignments: bool = True) -> Iterator[tuple[str, bytes, list[DatabaseHit]]]:
     """(name, sequence, its `top` best hits) per query, in query order; hits by score descending,
     then database order, with target numbers counted over the whole database. Queries run on
-    `threads` threads."""
+    `threads` threads. Without `alignments` (a report of scores, names and lengths) the hits carry
+    none: the traceback is never run."""
     scoring = parts.scoring
     for batch in query_batches(queries, query_residues):
         encoded = [scoring.encode(seq, f"query {name!r}") for name, seq in batch]
@@ -76,6 +78,9 @@ def search(queries: Iterable[tuple[str, bytes]], parts: DatabaseParts, top: int,
         for first, db in parts:
             found = best_in_all(encoded, db, top, mode, backend, first, threads)
             best = [merge_best(kept, new, top) for kept, new in zip(best, found)]
-        hits = split(lambda k: aligned(encoded[k], best[k], scoring, mode), range(len(batch)), threads)
+        if alignments:
+            hits = split(lambda k: aligned(encoded[k], best[k], scoring, mode), range(len(batch)), threads)
+        else:
+            hits = [[DatabaseHit(c.target, c.name, c.score, None, int(c.codes.size)) for c in kept] for kept in best]
         for (name, seq), query_hits in zip(batch, hits):
             yield name, seq, query_hits
