@@ -16,8 +16,9 @@
     python benchmarks/bench_align.py [--runs 3] [--only dna] [--render bench-data/bench_align.json]
 
 --whole times whole processes only, one thread, in rounds, wall and CPU seconds, each also on a
-tiny input (its fixed cost): `seqsift align -t 1` against parasail_aligner -t 1 (striped, 8 then
-16 bit) and a script of parasail's Python sw_striped_profile_sat, 5 queries against the 20,000
+tiny input (its fixed cost): `seqsift align -t 1` (query and target names and scores, as
+parasail_aligner reports; and BLAST's 12 columns, whose alignments add a traceback per hit)
+against parasail_aligner -t 1 (striped, 8 then 16 bit) and a script of parasail's Python sw_striped_profile_sat, 5 queries against the 20,000
 proteins; and a script of seqsift.alignment.align_pairs against one of parasail's
 sw_trace_striped_16 and sw_trace_scan_16 with get_traceback(), on the 2,000 DNA pairs.
 
@@ -306,13 +307,15 @@ def whole_processes(runs: int) -> dict:
                             f"-g {DATA / 'parasail_whole.out'} < {q}"]
 
     commands = {"seqsift align -t 1": seqsift_cmd + [str(q_path), str(db_path)],
+                # BLAST's 12 columns need each hit's alignment (a traceback), which the scores alone do not
+                "seqsift align -t 1, 12 columns": seqsift_cmd[:-2] + ["--outfmt", "6", str(q_path), str(db_path)],
                 "parasail_aligner -t 1 (sat)": aligner(q_path, db_path),
                 "parasail Python sat (script)": [sys.executable, "-c", PARASAIL_SEARCH, str(q_path), str(db_path)]}
     tiny = {t + " (tiny)": argv[:-2] + [str(tiny_q), str(tiny_db)] if not t.startswith("parasail_aligner") else aligner(tiny_q, tiny_db)
             for t, argv in commands.items()}
     protein = process_rounds({**commands, **tiny}, runs)
     hits = {t: {tuple(line.split(b"\t")) for line in protein[t]["stdout"].splitlines()}
-            for t in commands if "Python" in t or "seqsift" in t}
+            for t in commands if "Python" in t or t == "seqsift align -t 1"}
     cells = sum(len(s) for _, s in queries) * sum(len(s) for _, s in db_records)
     result = {"protein": {t: {k: v for k, v in e.items() if k != "stdout"} for t, e in protein.items()}, "database": db_note,
               "protein_cells": cells, "protein_same_top_scores": _same_scores(*hits.values())}
