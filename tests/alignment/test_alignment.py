@@ -154,6 +154,37 @@ def test_search_database_top_hits_in_order(rng, threads):
     assert [h.target for h in results[0][:2]] == [3, 7]
 
 
+def test_hits_without_alignments_are_the_same_hits(rng, monkeypatch):
+    """search_database(alignments=False), and an AlignReport (the Dask workers' form) of columns
+    that need no alignment, give the hits and rows of the full search, and run no traceback (the
+    reference kernel fails here once it is refused)."""
+    from seqsift.alignment import database
+    from seqsift.alignment.report import AlignReport
+
+    scoring = matrix("BLOSUM62", 11, 1)
+    seqs = ["".join(rng.choice(PROTEIN, int(rng.integers(20, 80)))) for _ in range(40)]
+    db = Database([f"s{i}" for i in range(40)], seqs, scoring)
+    queries = [seqs[3][5:50], "".join(rng.choice(PROTEIN, 60))]
+    columns = "qseqid sseqid score evalue bitscore qlen slen".split()
+    full = search_database(queries, db, top=5)
+    full_report = AlignReport(db, scoring, 5, "local", "6", columns + ["qstart"], "cpu")
+    want = full_report([(f"q{k}", q.encode()) for k, q in enumerate(queries)])
+
+    def refused(*args, **kwargs):
+        raise AssertionError("a traceback ran")
+
+    monkeypatch.setattr(database, "align_codes", refused)
+    light = search_database(queries, db, top=5, alignments=False)
+    assert [[(h.target, h.name, h.score, h.target_length) for h in hits] for hits in light] == \
+        [[(h.target, h.name, h.score, h.target_length) for h in hits] for hits in full]
+    assert all(h.alignment is None for hits in light for h in hits)
+    report = AlignReport(db, scoring, 5, "local", "6", columns, "cpu")
+    got = report([(f"q{k}", q.encode()) for k, q in enumerate(queries)])
+    assert got.decode().splitlines() == [row.rsplit("\t", 1)[0] for row in want.decode().splitlines()]
+    with pytest.raises(AssertionError, match="a traceback ran"):
+        full_report([("q", queries[0].encode())])
+
+
 @pytest.mark.parametrize("threads", [1, 2, 3])
 def test_scores_batch_by_batch_match_the_oracle(rng, threads):
     """scores_all (each database batch's profile in one reused buffer, every query scored against it

@@ -198,16 +198,19 @@ def _redo_at_16_bits(query: np.ndarray, db: Database, redo: list[int], out: np.n
 
 
 def search_database(queries: list[bytes | str], db: Database, top: int = 10, mode: str = "local",
-                    threads: int | None = None, backend: str = "auto") -> list[list[DatabaseHit]]:
+                    threads: int | None = None, backend: str = "auto",
+                    alignments: bool = True) -> list[list[DatabaseHit]]:
     """For each query, its `top` best database sequences (score descending, then database order),
-    each with its alignment. Queries run on `threads` threads (the kernels release the GIL);
-    backend 'auto' | 'cpu' | 'cuda' chooses where the scores are computed."""
+    each with its alignment (None without `alignments`: no traceback runs). Queries run on
+    `threads` threads (the kernels release the GIL); backend 'auto' | 'cpu' | 'cuda' chooses where
+    the scores are computed."""
     threads = check_threads(threads)
     backend = resolve_unmeasured(backend)
     encoded = [db.scoring.encode(q, f"query {i + 1}") for i, q in enumerate(queries)]
 
     def one(query: np.ndarray) -> list[DatabaseHit]:
-        return aligned(query, best_in(query, db, top, mode, backend), db.scoring, mode)
+        best = best_in(query, db, top, mode, backend)
+        return aligned(query, best, db.scoring, mode) if alignments else unaligned(best)
 
     return list(ordered(Work(lambda _, query: one(query), lambda: None), encoded, min(threads, os.cpu_count() or 1)))
 
@@ -233,6 +236,11 @@ def best_in_all(queries: list[np.ndarray], db: Database, top: int, mode: str, ba
 def merge_best(kept: list[Candidate], found: list[Candidate], top: int) -> list[Candidate]:
     """The `top` best of two lists each already in order (score descending, then database order)."""
     return list(heapq.merge(kept, found, key=Candidate.order))[:top]
+
+
+def unaligned(best: list[Candidate]) -> list[DatabaseHit]:
+    """The candidates as hits without their alignments, for a report of scores and lengths."""
+    return [DatabaseHit(c.target, c.name, c.score, None, int(c.codes.size)) for c in best]
 
 
 def aligned(query: np.ndarray, best: list[Candidate], scoring: Scoring, mode: str) -> list[DatabaseHit]:

@@ -90,7 +90,8 @@ class AlignReport:
         """The report of each (name, sequence) query, in order."""
         text, found = [], []
         for name, seq in queries:
-            hits = search_database([seq], self.db, top=self.top, mode=self.mode, threads=1, backend=self.backend)[0]
+            hits = search_database([seq], self.db, top=self.top, mode=self.mode, threads=1, backend=self.backend,
+                                   alignments=self.fmt == "hits" or self.format.needs_alignments)[0]
             if self.fmt == "hits":
                 found.append(hits)
             else:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from typing import Iterable, Iterator
 
-from seqsift.alignment.database import Candidate, Database, DatabaseHit, aligned, best_in_all, merge_best
+from seqsift.alignment.database import Candidate, Database, DatabaseHit, aligned, best_in_all, merge_best, unaligned
 from seqsift.alignment.scoring import Scoring
 from seqsift.io.reads import read_records
 from seqsift.runner import split
@@ -81,6 +81,6 @@ def search(queries: Iterable[tuple[str, bytes]], parts: DatabaseParts, top: int,
         if alignments:
             hits = split(lambda k: aligned(encoded[k], best[k], scoring, mode), range(len(batch)), threads)
         else:
-            hits = [[DatabaseHit(c.target, c.name, c.score, None, int(c.codes.size)) for c in kept] for kept in best]
+            hits = [unaligned(kept) for kept in best]
         for (name, seq), query_hits in zip(batch, hits):
             yield name, seq, query_hits
