@@ -40,7 +40,8 @@ def add_parser(sub, parent: argparse.ArgumentParser) -> None:
     p.add_argument("--gap-open", type=int, help="default 11 with a matrix, 0 with --dna")
     p.add_argument("--gap-extend", type=int, help="default 1 with a matrix, 2 with --dna")
     p.add_argument("--outfmt", default="6", help="'6' BLAST tabular, '6 qseqid sseqid score ...' chosen columns "
-                   f"({', '.join(sorted(COLUMNS))}; 'std' stands for the 12 of '6'), '7' the same with BLAST's "
+                   f"({', '.join(sorted(COLUMNS))}; 'std' stands for the 12 of '6'; names, scores, e-values and lengths "
+                   "alone need no traceback and run none), '7' the same with BLAST's "
                    "comment lines per query, 'pair' readable alignments, 'sam' (DNA reads on both strands, "
                    "with their qualities and a MAPQ; --mode local or semi-global; a full alignment per read and "
                    "target, under a "
