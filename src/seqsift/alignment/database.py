@@ -29,7 +29,7 @@ class DatabaseHit:
     target: int  # index in the database, in file order
     name: str
     score: int
-    alignment: Alignment | None  # None where the report asked for scores only (stream.search)
+    alignment: Alignment | None  # None where a report needs scores only (search/search_database, alignments=False)
     target_length: int
 
 
