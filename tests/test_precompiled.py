@@ -517,6 +517,7 @@ def test_the_cache_build_compiles_every_kernel(built_cache):
 TINY = {  # a command on tiny inputs, made by tiny_inputs; {out}: a file it writes, compared too
     "find": ["find", "ACG", "{tmp}/tiny.txt"],
     "find -c several": ["find", "-c", "-e", "ACG", "-e", "GTT", "-e", "TTG", "{tmp}/tiny.txt"],
+    "find --fasta": ["find", "--fasta", "ACG", "{tmp}/pair.fa"],
     "scan": ["scan", "--no-summary", "--db", "{tmp}/sigs.ndb", "{tmp}/tiny.txt"],
     "align": ["align", "--dna", "{tmp}/pair.fa", "{tmp}/pair.fa"],
     "align pairs": ["align", "--outfmt", "pair", "--mode", "global", "{tmp}/pair.fa", "{tmp}/pair.fa"],

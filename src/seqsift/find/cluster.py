@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Iterator
 
 import numpy as np
 
-from seqsift import distributed
 from seqsift.backend import check_backend, check_threads
 from seqsift.errors import FormatError, InputError, SeqsiftError, UsageError
 from seqsift.find.api import FindJob, PatternSet, ReadOnly, RecordHits, as_pattern, memory_view, sequence_pattern
@@ -77,8 +76,21 @@ def work(pattern: bytes | tuple[bytes, ...], chunk_size: int, backend: str = "au
     if threads is not None:
         check_threads(threads)
     options = (chunk_size, backend, threads, ignore_case)
-    share = lambda client: distributed.share_object(client, pattern, _new_job, options, exclusive=True)  # noqa: E731
+
+    def share(client):
+        """The job made on each worker (a client's; seqsift.distributed is imported for one only)."""
+        from seqsift import distributed
+
+        return distributed.share_object(client, pattern, _new_job, options, exclusive=True)
+
     return Work(search_part, (lambda: job) if job is not None else (lambda: _new_job(pattern, *options)), share)
+
+
+def _workers_see(client, paths) -> bool:
+    """Whether the client's workers see these files where this machine does."""
+    from seqsift import distributed
+
+    return distributed.workers_see(client, paths, thorough=False)
 
 
 def _new_job(pattern: bytes | tuple[bytes, ...], chunk_size: int, backend: str, threads: int | None,
@@ -95,7 +107,7 @@ def search_sources(job: Work, sources: list[Source], m: int, partition: int, cou
     matches of a pattern of m bytes starting in the span. On a client, files the workers see
     travel as paths, anything else as bytes."""
     named = [s for s in sources if isinstance(s, (str, os.PathLike)) and str(s) != STDIN]
-    by_path = client is None or distributed.workers_see(client, named, thorough=False)
+    by_path = client is None or _workers_see(client, named)
     spans = spans_of(sources, m, partition, by_path)
     pairs = ((g, (g, count_only)) for g in groups(spans, partition))
     for g, results in tagged(job, pairs, 1, client, progress):
