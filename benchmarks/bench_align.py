@@ -18,8 +18,8 @@
 --whole times whole processes only, one thread, in rounds, wall and CPU seconds, each also on a
 tiny input (its fixed cost): `seqsift align -t 1` (query and target names and scores, as
 parasail_aligner reports; and BLAST's 12 columns, whose alignments add a traceback per hit)
-against parasail_aligner -t 1 (striped, 8 then 16 bit) and a script of parasail's Python sw_striped_profile_sat, 5 queries against the 20,000
-proteins; and a script of seqsift.alignment.align_pairs against one of parasail's
+against parasail_aligner -t 1 (striped, 8 then 16 bit) and a script of parasail's Python
+sw_striped_profile_sat, 5 queries against the 20,000 proteins; and a script of seqsift.alignment.align_pairs against one of parasail's
 sw_trace_striped_16 and sw_trace_scan_16 with get_traceback(), on the 2,000 DNA pairs.
 
     python benchmarks/bench_align.py --whole [--runs 5]
