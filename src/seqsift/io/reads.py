@@ -32,7 +32,9 @@ PARTITION_BLOCKS = 4
 # as an empty read (count 0: no reference is this long to hold it; a 2 GB read in a 1.9 MB gzip
 # cost 6 GB and minutes to say so).
 MAX_RECORD = 1 << 28
-MAX_HEADER = 1 << 20  # where records are held whole (read_records), the longest header line
+# Where records are held whole (read_records): a header line still without its end past this many
+# bytes, once it outgrows the blocks read, is refused (one within a block's reach is held as any line is)
+MAX_HEADER = 1 << 20
 _FOLD = np.frombuffer(FOLD, np.uint8)
 _ACGT = np.frombuffer(b"ACGT", np.uint8)
 _OK, _BAD_CHAR, _NO_AT, _NO_PLUS, _QUAL_LEN, _NO_NAME, _TRUNCATED, _NO_GT, _NAME_CONTROL = range(9)
@@ -229,7 +231,7 @@ def _framed(source, batch_reads: int, copy: bool, table: np.ndarray, block: int,
     complete records, streaming the file `block` bytes at a time into reused buffers. A record
     past MAX_RECORD bytes, or found to hold more than `longest` bases, is read past (_read_past);
     with `whole`, every record is held however long (the buffer doubling as it outgrows it), and
-    only a header line past MAX_HEADER is refused."""
+    only a header line that outgrows the blocks with no end in its first MAX_HEADER bytes is refused."""
     path = display_name(source)
     stream = open_decompressed(source)
     buffers = Buffers(2 * block + (1 << 20))  # a batch never holds more than twice block but for an overlong record
